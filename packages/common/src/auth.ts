@@ -1,0 +1,93 @@
+// Bearer JWTs: HS256 with a shared secret in development, RS256/ES256 against a JWKS in production (DESIGN section 4).
+import { SignJWT, createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
+import { fromGlobalId } from './ids.js';
+
+export const ROLES = ['USER', 'ADMIN'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Who is asking. `null` is an anonymous caller. */
+export interface Identity {
+  /** The user's global ID (the token's `sub`). */
+  userId: string;
+  role: Role;
+}
+export type Viewer = Identity | null;
+
+export interface AuthConfig {
+  jwtSecret?: string | undefined;
+  jwksUrl?: string | undefined;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+/** Why a presented token was refused; the message is safe to show to the caller. */
+export class InvalidTokenError extends Error {
+  override readonly name = 'InvalidTokenError';
+}
+
+export type TokenVerifier = (token: string) => Promise<Identity>;
+
+export function createTokenVerifier(config: AuthConfig): TokenVerifier {
+  let key: Uint8Array | JWTVerifyGetKey;
+  let algorithms: string[];
+  if (config.jwksUrl) {
+    key = createRemoteJWKSet(new URL(config.jwksUrl));
+    algorithms = ['RS256', 'ES256'];
+  } else if (config.jwtSecret) {
+    key = new TextEncoder().encode(config.jwtSecret);
+    algorithms = ['HS256'];
+  } else {
+    throw new Error('JWT_SECRET or JWT_JWKS_URL must be set');
+  }
+  return async (token) => {
+    try {
+      // Pinning `algorithms` rejects `alg: none` and algorithm confusion (an HS256 token signed with a public key).
+      const { payload } = await jwtVerify(token, key as Uint8Array, {
+        algorithms,
+        requiredClaims: ['exp', 'sub'],
+        ...(config.issuer ? { issuer: config.issuer } : {}),
+        ...(config.audience ? { audience: config.audience } : {}),
+      });
+      const role = payload['role'];
+      if (role !== 'USER' && role !== 'ADMIN') throw new InvalidTokenError('Token has no valid role claim');
+      if (!payload.sub || fromGlobalId(payload.sub)?.type !== 'User') {
+        throw new InvalidTokenError('Token subject is not a user ID');
+      }
+      return { userId: payload.sub, role };
+    } catch (error) {
+      if (error instanceof InvalidTokenError) throw error;
+      if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError('Token expired');
+      if (error instanceof joseErrors.JOSEError) throw new InvalidTokenError('Invalid token');
+      throw error;
+    }
+  };
+}
+
+/** The token of an `Authorization: Bearer <token>` header; undefined when absent, throws when malformed. */
+export function bearerToken(header: string | null | undefined): string | undefined {
+  if (header === null || header === undefined || header === '') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw new InvalidTokenError('Authorization header must be "Bearer <token>"');
+  return match[1];
+}
+
+/** Resolves the viewer of a request from its Authorization header. */
+export async function viewerFromHeader(verify: TokenVerifier, header: string | null | undefined): Promise<Viewer> {
+  const token = bearerToken(header);
+  return token === undefined ? null : verify(token);
+}
+
+/** Mints an HS256 development token. */
+export async function signDevToken(
+  secret: string,
+  claims: { sub: string; role: Role; expiresIn?: string | number; issuer?: string; audience?: string },
+): Promise<string> {
+  let jwt = new SignJWT({ role: claims.role })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.sub)
+    .setIssuedAt()
+    .setExpirationTime(claims.expiresIn ?? '1h');
+  if (claims.issuer) jwt = jwt.setIssuer(claims.issuer);
+  if (claims.audience) jwt = jwt.setAudience(claims.audience);
+  return jwt.sign(new TextEncoder().encode(secret));
+}

@@ -1,0 +1,91 @@
+// The one place error codes and their GraphQLErrors are made. Every error a client sees carries extensions.code.
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+
+export const ErrorCode = {
+  GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
+  GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
+  BAD_USER_INPUT: 'BAD_USER_INPUT',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  INVALID_TRANSITION: 'INVALID_TRANSITION',
+  CONFLICT: 'CONFLICT',
+  EMAIL_TAKEN: 'EMAIL_TAKEN',
+  DEPTH_LIMIT_EXCEEDED: 'DEPTH_LIMIT_EXCEEDED',
+  COMPLEXITY_LIMIT_EXCEEDED: 'COMPLEXITY_LIMIT_EXCEEDED',
+  RATE_LIMITED: 'RATE_LIMITED',
+  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
+  PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  SUBGRAPH_UNAVAILABLE: 'SUBGRAPH_UNAVAILABLE',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Codes a client may see as they are; anything else is masked as INTERNAL_SERVER_ERROR. */
+const PUBLIC_CODES = new Set<string>([
+  ...Object.values(ErrorCode),
+  // Apollo Server's own request-level codes.
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+]);
+
+export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
+export function notFound(resource: string, id: string): GraphQLError {
+  return new GraphQLError(`${resource} with id ${id} not found`, {
+    extensions: { code: ErrorCode.NOT_FOUND, resource, id },
+  });
+}
+
+export function forbidden(message = 'Not authorized'): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCode.FORBIDDEN } });
+}
+
+export function unauthenticated(message = 'Authentication required'): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCode.UNAUTHENTICATED } });
+}
+
+export function badUserInput(message: string, details: Record<string, unknown> = {}): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT, ...details } });
+}
+
+export function invalidTransition(from: string, to: string): GraphQLError {
+  return new GraphQLError(`Cannot move an order from ${from} to ${to}`, {
+    extensions: { code: ErrorCode.INVALID_TRANSITION, from, to },
+  });
+}
+
+export function conflict(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCode.CONFLICT } });
+}
+
+export function emailTaken(email: string): GraphQLError {
+  return new GraphQLError(`A user with email ${email} already exists`, {
+    extensions: { code: ErrorCode.EMAIL_TAKEN, email },
+  });
+}
+
+/**
+ * Apollo Server `formatError`: keeps errors we raised on purpose (they carry a public code) and masks everything
+ * else, so no stack, driver message or internal detail ever leaves the process. `onInternal` sees the original.
+ */
+export function createErrorMasker(onInternal: (error: unknown) => void) {
+  return function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+    const code = formatted.extensions?.['code'];
+    const original = unwrapResolverError(error);
+    if (typeof code === 'string' && PUBLIC_CODES.has(code) && original instanceof GraphQLError) {
+      const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
+      return { ...formatted, extensions };
+    }
+    onInternal(original);
+    return {
+      message: INTERNAL_ERROR_MESSAGE,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      ...(formatted.path ? { path: formatted.path } : {}),
+      extensions: { code: ErrorCode.INTERNAL_SERVER_ERROR },
+    };
+  };
+}

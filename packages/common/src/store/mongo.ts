@@ -1,0 +1,110 @@
+// The production backend: the official MongoDB driver, indexes created at start, bounded waits.
+import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
+import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type Update } from './types.js';
+
+/** Server-side time limit of one query; a slow query fails instead of holding a request open. */
+const MAX_TIME_MS = 5_000;
+
+function translate(collection: string, error: unknown): unknown {
+  if (error instanceof MongoServerError && error.code === 11000) {
+    const index = /index: (\S+)/.exec(error.message)?.[1] ?? 'unknown';
+    return new DuplicateKeyError(collection, index);
+  }
+  return error;
+}
+
+class MongoCollection<T extends Doc> implements DocumentCollection<T> {
+  constructor(private readonly collection: Collection<T>) {}
+
+  get name(): string {
+    return this.collection.collectionName;
+  }
+
+  async find(filter: Filter, options: FindOptions): Promise<T[]> {
+    const cursor = this.collection.find(filter as never, { sort: options.sort, maxTimeMS: MAX_TIME_MS });
+    if (options.skip) cursor.skip(options.skip);
+    if (options.limit) cursor.limit(options.limit);
+    return (await cursor.toArray()) as T[];
+  }
+
+  async findOne(filter: Filter): Promise<T | null> {
+    return (await this.collection.findOne(filter as never, { sort: { _id: 1 }, maxTimeMS: MAX_TIME_MS })) as T | null;
+  }
+
+  async count(filter: Filter): Promise<number> {
+    return this.collection.countDocuments(filter as never, { maxTimeMS: MAX_TIME_MS });
+  }
+
+  async insertOne(doc: T): Promise<void> {
+    try {
+      await this.collection.insertOne(doc as never);
+    } catch (error) {
+      throw translate(this.name, error);
+    }
+  }
+
+  async insertMany(docs: T[]): Promise<void> {
+    if (docs.length === 0) return;
+    try {
+      await this.collection.insertMany(docs as never[], { ordered: true });
+    } catch (error) {
+      throw translate(this.name, error);
+    }
+  }
+
+  async findOneAndUpdate(filter: Filter, update: Update): Promise<T | null> {
+    try {
+      return (await this.collection.findOneAndUpdate(filter as never, update as never, {
+        returnDocument: 'after',
+        sort: { _id: 1 },
+        maxTimeMS: MAX_TIME_MS,
+      })) as T | null;
+    } catch (error) {
+      throw translate(this.name, error);
+    }
+  }
+}
+
+export class MongoDatabase implements DocumentDatabase {
+  readonly backend = 'mongodb' as const;
+
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+  ) {}
+
+  static async connect(url: string, database: string): Promise<MongoDatabase> {
+    const client = new MongoClient(url, {
+      maxPoolSize: 50,
+      waitQueueTimeoutMS: 2_000,
+      serverSelectionTimeoutMS: 5_000,
+      // Dates round-trip as Date, strings stay strings; _id is always our own string id.
+      ignoreUndefined: true,
+    });
+    await client.connect();
+    return new MongoDatabase(client, client.db(database));
+  }
+
+  async collection<T extends Doc>(name: string, indexes: IndexSpec[]): Promise<DocumentCollection<T>> {
+    const collection = this.db.collection<T>(name);
+    if (indexes.length > 0) {
+      await collection.createIndexes(
+        indexes.map((index) => ({ key: index.key, name: index.name, unique: index.unique ?? false })),
+      );
+    }
+    return new MongoCollection(collection);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.command({ ping: 1 }, { timeoutMS: 2_000 });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /** Deletes the whole database; for test runs that each use a database of their own. */
+  async dropDatabase(): Promise<void> {
+    await this.db.dropDatabase();
+  }
+}

@@ -1,0 +1,140 @@
+// The service kit every subgraph runs on: Apollo Server + @apollo/subgraph behind express, with /healthz, /readyz,
+// /metrics, request metrics, masked errors and graceful shutdown. Building and listening are separate steps.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import express from 'express';
+import { GraphQLError, parse } from 'graphql';
+import type { Registry } from 'prom-client';
+import { InvalidTokenError, viewerFromHeader, type TokenVerifier, type Viewer } from './auth.js';
+import { ErrorCode, createErrorMasker } from './errors.js';
+import type { Logger } from './logger.js';
+import { graphqlRequestHistogram } from './metrics.js';
+
+export interface SubgraphServiceOptions<TContext extends BaseContext> {
+  name: string;
+  typeDefs: string;
+  resolvers: unknown;
+  verifyToken: TokenVerifier;
+  /** Builds the per-request context (loaders are made here, never shared across requests). */
+  createContext(request: RequestIdentity): TContext | Promise<TContext>;
+  /** Throws when a dependency (datastore, Redis) is unreachable. */
+  checkReady(): Promise<void>;
+  /** Releases the datastore and other resources after the HTTP server has drained. */
+  close(): Promise<void>;
+  registry: Registry;
+  logger: Logger;
+  production: boolean;
+}
+
+/** Who sent a request: the verified viewer, and the credential to forward when the subgraph calls another. */
+export interface RequestIdentity {
+  viewer: Viewer;
+  authorization: string | undefined;
+}
+
+export interface SubgraphService {
+  readonly name: string;
+  /** Starts listening; resolves with the URL of the /graphql endpoint. */
+  listen(port: number, host?: string): Promise<string>;
+  /** Stops accepting, finishes in-flight requests, then releases resources. */
+  stop(): Promise<void>;
+}
+
+function requestMetricsPlugin(registry: Registry): ApolloServerPlugin {
+  const histogram = graphqlRequestHistogram(registry);
+  return {
+    async requestDidStart() {
+      const end = histogram.startTimer();
+      return {
+        async willSendResponse({ operationName, errors }) {
+          end({ operation: operationName ?? 'anonymous', status: errors?.length ? 'error' : 'ok' });
+        },
+      };
+    },
+  };
+}
+
+export async function createSubgraphService<TContext extends BaseContext>(
+  options: SubgraphServiceOptions<TContext>,
+): Promise<SubgraphService> {
+  const { logger, registry } = options;
+  const app = express();
+  const httpServer = http.createServer(app);
+  const schema = buildSubgraphSchema({
+    typeDefs: parse(options.typeDefs),
+    resolvers: options.resolvers as GraphQLResolverMap<unknown>,
+  });
+  const apollo = new ApolloServer<TContext>({
+    schema,
+    includeStacktraceInErrorResponses: false,
+    hideSchemaDetailsFromClientErrors: options.production,
+    formatError: createErrorMasker((error) => logger.error({ err: error }, 'internal error')),
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      requestMetricsPlugin(registry),
+      ...(options.production ? [ApolloServerPluginLandingPageDisabled()] : []),
+    ],
+    logger,
+  });
+  await apollo.start();
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await options.checkReady();
+      res.json({ status: 'ready' });
+    } catch (error) {
+      logger.warn({ err: error }, 'not ready');
+      res.status(503).json({ status: 'unavailable' });
+    }
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+  app.use(
+    '/graphql',
+    express.json({ limit: '1mb' }),
+    expressMiddleware(apollo, {
+      async context({ req }) {
+        try {
+          const authorization = req.headers.authorization;
+          const viewer = await viewerFromHeader(options.verifyToken, authorization);
+          return await options.createContext({ viewer, authorization });
+        } catch (error) {
+          if (!(error instanceof InvalidTokenError)) throw error;
+          throw new GraphQLError(error.message, {
+            extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
+          });
+        }
+      },
+    }),
+  );
+
+  return {
+    name: options.name,
+    listen(port, host = '0.0.0.0') {
+      return new Promise((resolve, reject) => {
+        httpServer.once('error', reject);
+        httpServer.listen(port, host, () => {
+          const address = httpServer.address() as AddressInfo;
+          const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
+          logger.info({ url }, `${options.name} subgraph listening`);
+          resolve(url);
+        });
+      });
+    },
+    async stop() {
+      await apollo.stop();
+      await options.close();
+      logger.info(`${options.name} subgraph stopped`);
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { DEV_JWT_SECRET, signDevToken, toGlobalId, type Role } from '@ordergraph/common';
+
+export interface GraphQLResponse<TData = Record<string, any>> {
+  status: number;
+  headers: Headers;
+  body: {
+    data?: TData | null;
+    errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any>; locations?: unknown }[];
+    extensions?: Record<string, any>;
+  };
+}
+
+/** POSTs a GraphQL operation over real HTTP. */
+export async function graphql<TData = Record<string, any>>(
+  url: string,
+  query: string,
+  options: { variables?: Record<string, unknown>; token?: string; headers?: Record<string, string>; operationName?: string } = {},
+): Promise<GraphQLResponse<TData>> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json',
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...options.headers,
+    },
+    body: JSON.stringify({ query, variables: options.variables, operationName: options.operationName }),
+  });
+  const text = await response.text();
+  let body: GraphQLResponse<TData>['body'];
+  try {
+    body = JSON.parse(text) as GraphQLResponse<TData>['body'];
+  } catch {
+    throw new Error(`Non-JSON response (${response.status}): ${text.slice(0, 500)}`);
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
+/** A development token for a user given by local id (as seeded) or global ID. */
+export function token(role: Role, user: string, options: { expiresIn?: string | number; secret?: string } = {}): Promise<string> {
+  const sub = user.includes('-') ? toGlobalId('User', user) : user;
+  return signDevToken(options.secret ?? DEV_JWT_SECRET, { sub, role, ...(options.expiresIn ? { expiresIn: options.expiresIn } : {}) });
+}
+
+/** Reads one counter (summed over its label sets matching `labels`) from a Prometheus /metrics endpoint. */
+export async function readCounter(metricsUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const matches = Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`));
+    if (matches) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}

@@ -1,0 +1,25 @@
+import { encodeCursor } from '@ordergraph/common';
+import type { KeysetPage, UserDoc } from '../store/users.js';
+
+const cursorOf = (doc: UserDoc) => encodeCursor({ createdAt: doc.createdAt, id: doc._id });
+
+export interface UserConnectionModel {
+  edges: { node: UserDoc; cursor: string }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  /** A function, so graphql-js calls it, and the count query runs, only when the field is selected. */
+  totalCount: () => Promise<number>;
+}
+
+export function toConnection(page: KeysetPage, totalCount: () => Promise<number>): UserConnectionModel {
+  const edges = page.docs.map((doc) => ({ node: doc, cursor: cursorOf(doc) }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: page.hasPreviousPage,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+    totalCount,
+  };
+}

@@ -1,0 +1,171 @@
+// The users collection: stored documents, the queries on them, and the unique-email rule, for either backend.
+import { randomUUID } from 'node:crypto';
+import {
+  DuplicateKeyError,
+  literalPattern,
+  relevance,
+  type DocumentCollection,
+  type DocumentDatabase,
+  type Filter,
+  type IndexSpec,
+  type Keyset,
+} from '@ordergraph/common';
+
+export type Role = 'USER' | 'ADMIN';
+
+export interface UserDoc {
+  [key: string]: unknown;
+  _id: string;
+  /** Stored lower-cased: addresses are compared case-insensitively and unique. */
+  email: string;
+  name: string | null;
+  /** Lower-cased name, the indexed field search reads. */
+  nameLower: string | null;
+  role: Role;
+  createdAt: Date;
+}
+
+export interface UserFilter {
+  email?: string | null | undefined;
+  role?: Role | null | undefined;
+  createdAfter?: Date | null | undefined;
+}
+
+export interface NewUser {
+  email: string;
+  name: string;
+  role: Role;
+}
+
+export class EmailTakenError extends Error {
+  override readonly name = 'EmailTakenError';
+}
+
+export interface KeysetPage {
+  docs: UserDoc[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+}
+
+export const USER_INDEXES: IndexSpec[] = [
+  { name: 'email_unique', key: { email: 1 }, unique: true },
+  { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
+  { name: 'nameLower', key: { nameLower: 1 } },
+];
+
+const OLDEST_FIRST = { createdAt: 1, _id: 1 } as const;
+const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+
+/** Documents strictly after (or before) a keyset position in (createdAt, _id) order. */
+function beyond(position: Keyset, direction: 'after' | 'before'): Filter {
+  const op = direction === 'after' ? '$gt' : '$lt';
+  return {
+    $or: [{ createdAt: { [op]: position.createdAt } }, { createdAt: position.createdAt, _id: { [op]: position.id } }],
+  };
+}
+
+export class UserStore {
+  private constructor(private readonly users: DocumentCollection<UserDoc>) {}
+
+  static async open(db: DocumentDatabase): Promise<UserStore> {
+    return new UserStore(await db.collection<UserDoc>('users', USER_INDEXES));
+  }
+
+  /** One query for a batch of ids; results in key order, null for a missing id. */
+  async findByIds(ids: readonly string[]): Promise<(UserDoc | null)[]> {
+    const docs = await this.users.find({ _id: { $in: [...new Set(ids)] } }, { sort: { _id: 1 } });
+    const byId = new Map(docs.map((doc) => [doc._id, doc]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  filterOf(filter: UserFilter | null | undefined): Filter {
+    const query: Filter = {};
+    if (filter?.email) query['email'] = filter.email.trim().toLowerCase();
+    if (filter?.role) query['role'] = filter.role;
+    if (filter?.createdAfter) query['createdAt'] = { $gt: filter.createdAfter };
+    return query;
+  }
+
+  /** Offset pagination, oldest first. */
+  async list(filter: UserFilter | null | undefined, page: { limit: number; offset: number }): Promise<UserDoc[]> {
+    if (page.limit === 0) return [];
+    return this.users.find(this.filterOf(filter), { sort: OLDEST_FIRST, skip: page.offset, limit: page.limit });
+  }
+
+  async count(filter: UserFilter | null | undefined): Promise<number> {
+    return this.users.count(this.filterOf(filter));
+  }
+
+  /**
+   * Keyset pagination in (createdAt, _id) order: `first` after a position or `last` before one. Reads one extra
+   * document to know whether more follow, and probes the other side for the opposite flag.
+   */
+  async page(
+    filter: UserFilter | null | undefined,
+    window: { first: number; after?: Keyset | undefined } | { last: number; before?: Keyset | undefined },
+  ): Promise<KeysetPage> {
+    const base = this.filterOf(filter);
+    const and = (...parts: Filter[]): Filter => {
+      const nonEmpty = parts.filter((part) => Object.keys(part).length > 0);
+      return nonEmpty.length === 0 ? {} : nonEmpty.length === 1 ? nonEmpty[0]! : { $and: nonEmpty };
+    };
+    if ('first' in window) {
+      const docs = await this.users.find(and(base, window.after ? beyond(window.after, 'after') : {}), {
+        sort: OLDEST_FIRST,
+        limit: window.first + 1,
+      });
+      const hasPreviousPage = window.after
+        ? (await this.users.find(and(base, beyond(window.after, 'before')), { sort: NEWEST_FIRST, limit: 1 })).length > 0
+        : false;
+      return { docs: docs.slice(0, window.first), hasNextPage: docs.length > window.first, hasPreviousPage };
+    }
+    const docs = await this.users.find(and(base, window.before ? beyond(window.before, 'before') : {}), {
+      sort: NEWEST_FIRST,
+      limit: window.last + 1,
+    });
+    const hasNextPage = window.before
+      ? (await this.users.find(and(base, beyond(window.before, 'after')), { sort: OLDEST_FIRST, limit: 1 })).length > 0
+      : false;
+    return { docs: docs.slice(0, window.last).reverse(), hasNextPage, hasPreviousPage: docs.length > window.last };
+  }
+
+  async create(input: NewUser, now = new Date()): Promise<UserDoc> {
+    const name = input.name.trim();
+    const doc: UserDoc = {
+      _id: randomUUID(),
+      email: input.email.trim().toLowerCase(),
+      name,
+      nameLower: name.toLowerCase(),
+      role: input.role,
+      createdAt: now,
+    };
+    try {
+      await this.users.insertOne(doc);
+    } catch (error) {
+      if (error instanceof DuplicateKeyError && error.index === 'email_unique') throw new EmailTakenError(doc.email);
+      throw error;
+    }
+    return doc;
+  }
+
+  /** Users whose name or email contains `text`, best first, at most `limit`. */
+  async search(text: string, limit: number): Promise<{ doc: UserDoc; score: number }[]> {
+    const pattern = literalPattern(text);
+    if (pattern.length === 0) return [];
+    const matches = await this.users.find(
+      { $or: [{ nameLower: { $regex: pattern } }, { email: { $regex: pattern } }] },
+      { sort: { _id: 1 }, limit: 500 },
+    );
+    return matches
+      .map((doc) => ({ doc, score: Math.max(relevance(text, doc.name), relevance(text, doc.email)) }))
+      .sort((a, b) => b.score - a.score || a.doc._id.localeCompare(b.doc._id))
+      .slice(0, limit);
+  }
+
+  /** Loads documents as they are (seed data); skipped when the collection already has users. */
+  async seed(docs: UserDoc[]): Promise<number> {
+    if ((await this.users.count({})) > 0) return 0;
+    await this.users.insertMany(docs);
+    return docs.length;
+  }
+}
