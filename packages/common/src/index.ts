@@ -4,6 +4,7 @@ export * from './errors.js';
 export * from './ids.js';
 export * from './logger.js';
 export * from './metrics.js';
+export * from './money.js';
 export * from './pagination.js';
 export * from './policy.js';
 export * from './run.js';

@@ -1,0 +1,2 @@
+export * from './backends.js';
+export * from './http.js';
