@@ -1,7 +1,12 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+// Resolve graphql the way Node does (its CommonJS entry), so source under test and the libraries it hands errors and
+// schemas to share one graphql module; vite would otherwise pick graphql's .mjs build and create a second realm.
+const graphqlEntry = createRequire(import.meta.url).resolve('graphql');
+
 export default defineConfig({
-  resolve: { conditions: ['source'] },
+  resolve: { conditions: ['source'], alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'gateway/test/**/*.test.ts', 'e2e/**/*.test.ts'],

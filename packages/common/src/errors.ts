@@ -68,6 +68,13 @@ export function emailTaken(email: string): GraphQLError {
   });
 }
 
+/** graphql-js wraps what a resolver throws in located GraphQLErrors; the innermost error tells who raised it. */
+function rootCause(error: unknown): unknown {
+  let current = error;
+  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
+  return current;
+}
+
 /**
  * Apollo Server `formatError`: keeps errors we raised on purpose (they carry a public code) and masks everything
  * else, so no stack, driver message or internal detail ever leaves the process. `onInternal` sees the original.
@@ -75,7 +82,7 @@ export function emailTaken(email: string): GraphQLError {
 export function createErrorMasker(onInternal: (error: unknown) => void) {
   return function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
     const code = formatted.extensions?.['code'];
-    const original = unwrapResolverError(error);
+    const original = rootCause(unwrapResolverError(error));
     if (typeof code === 'string' && PUBLIC_CODES.has(code) && original instanceof GraphQLError) {
       const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
       return { ...formatted, extensions };

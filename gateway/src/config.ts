@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { baseEnvSchema, loadConfig } from '@ordergraph/common';
+
+export const gatewayEnvSchema = baseEnvSchema.extend({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  /** The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml. */
+  SUPERGRAPH_PATH: z.string().optional(),
+  /** Per-subgraph routing URL overrides, for deployments where subgraphs do not run on localhost. */
+  SUBGRAPH_USERS_URL: z.url().optional(),
+  SUBGRAPH_ORDERS_URL: z.url().optional(),
+  SUBGRAPH_CATALOG_URL: z.url().optional(),
+});
+
+export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
+
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(gatewayEnvSchema, env);
+
+/** Routing URL overrides by subgraph name. */
+export function subgraphUrlOverrides(config: GatewayConfig): Record<string, string> {
+  const urls: Record<string, string | undefined> = {
+    users: config.SUBGRAPH_USERS_URL,
+    orders: config.SUBGRAPH_ORDERS_URL,
+    catalog: config.SUBGRAPH_CATALOG_URL,
+  };
+  return Object.fromEntries(Object.entries(urls).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}

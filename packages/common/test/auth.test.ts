@@ -1,0 +1,62 @@
+import { SignJWT, exportJWK, generateKeyPair, UnsecuredJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { InvalidTokenError, bearerToken, createTokenVerifier, signDevToken } from '../src/auth.js';
+import { toGlobalId } from '../src/ids.js';
+
+const secret = 'a-test-secret-that-is-at-least-32-characters';
+const verify = createTokenVerifier({ jwtSecret: secret });
+const sub = toGlobalId('User', 'user-0001');
+const key = new TextEncoder().encode(secret);
+
+describe('token verification (HS256)', () => {
+  it('accepts a valid token and returns the identity', async () => {
+    expect(await verify(await signDevToken(secret, { sub, role: 'ADMIN' }))).toEqual({ userId: sub, role: 'ADMIN' });
+  });
+
+  const refused: [string, () => Promise<string>][] = [
+    ['expired', () => signDevToken(secret, { sub, role: 'USER', expiresIn: Math.floor(Date.now() / 1000) - 60 })],
+    ['signed with another secret', () => signDevToken('another-secret-that-is-at-least-32-chars', { sub, role: 'USER' })],
+    ['alg none', async () => new UnsecuredJWT({ role: 'USER' }).setSubject(sub).setExpirationTime('1h').encode()],
+    ['without exp', () => new SignJWT({ role: 'USER' }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).sign(key)],
+    ['without a role', () => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('1h').sign(key)],
+    ['with an unknown role', () => new SignJWT({ role: 'ROOT' }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime('1h').sign(key)],
+    ['whose subject is not a user ID', () => signDevToken(secret, { sub: 'alice', role: 'USER' })],
+    ['malformed', async () => 'not.a.jwt'],
+    ['HS512 instead of HS256', () => new SignJWT({ role: 'USER' }).setProtectedHeader({ alg: 'HS512' }).setSubject(sub).setExpirationTime('1h').sign(key)],
+  ];
+  it.each(refused)('refuses a token %s', async (_name, make) => {
+    await expect(verify(await make())).rejects.toBeInstanceOf(InvalidTokenError);
+  });
+});
+
+describe('algorithm confusion', () => {
+  it('an RS256 verifier refuses an HS256 token signed with the public key as secret', async () => {
+    const { publicKey } = await generateKeyPair('RS256');
+    const jwk = await exportJWK(publicKey);
+    const server = await import('node:http').then(({ createServer }) =>
+      createServer((_req, res) => res.end(JSON.stringify({ keys: [{ ...jwk, alg: 'RS256', kid: 'k1' }] }))),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const rsVerify = createTokenVerifier({ jwksUrl: `http://127.0.0.1:${port}/jwks` });
+      const forged = await new SignJWT({ role: 'ADMIN' })
+        .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
+        .setSubject(sub)
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(JSON.stringify(jwk)));
+      await expect(rsVerify(forged)).rejects.toBeInstanceOf(InvalidTokenError);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('bearer header', () => {
+  it('reads the token, treats absence as anonymous and refuses other schemes', () => {
+    expect(bearerToken('Bearer abc.def.ghi')).toBe('abc.def.ghi');
+    expect(bearerToken(undefined)).toBeUndefined();
+    expect(() => bearerToken('Basic dXNlcjpwYXNz')).toThrow(InvalidTokenError);
+    expect(() => bearerToken('Bearer')).toThrow(InvalidTokenError);
+  });
+});

@@ -1,0 +1,126 @@
+// The document-store contract: both backends answer the same queries with the same results, errors and ordering.
+// Runs against the embedded store always and against MongoDB whenever MONGO_URL points at a server.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { storeBackends } from '@ordergraph/testkit';
+import { DuplicateKeyError, type DocumentCollection, type DocumentDatabase } from '../src/index.js';
+
+interface Item {
+  [key: string]: unknown;
+  _id: string;
+  sku: string;
+  rank: number;
+  tags: string[];
+  createdAt: Date;
+  version: number;
+}
+
+const item = (n: number, overrides: Partial<Item> = {}): Item => ({
+  _id: `item-${String(n).padStart(3, '0')}`,
+  sku: `SKU-${n}`,
+  rank: n % 3,
+  tags: n % 2 === 0 ? ['even'] : ['odd'],
+  createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)),
+  version: 0,
+  ...overrides,
+});
+
+describe.each(storeBackends())('document store contract ($name)', (backend) => {
+  let db: DocumentDatabase;
+  let items: DocumentCollection<Item>;
+
+  beforeEach(async () => {
+    db = await backend.open();
+    items = await db.collection<Item>('items', [
+      { name: 'sku_unique', key: { sku: 1 }, unique: true },
+      { name: 'rank_createdAt', key: { rank: 1, createdAt: -1 } },
+    ]);
+    await items.insertMany([5, 3, 1, 4, 2, 6].map((n) => item(n)));
+  });
+
+  afterEach(async () => {
+    await db.close();
+  });
+
+  it('finds with filter, sort, skip and limit', async () => {
+    const found = await items.find({ rank: { $in: [1, 2] } }, { sort: { createdAt: -1 }, skip: 1, limit: 2 });
+    expect(found.map((doc) => doc._id)).toEqual(['item-004', 'item-002']);
+  });
+
+  it('sorts on compound keys and breaks ties on the second key', async () => {
+    const found = await items.find({}, { sort: { rank: 1, _id: -1 } });
+    expect(found.map((doc) => [doc.rank, doc._id])).toEqual([
+      [0, 'item-006'],
+      [0, 'item-003'],
+      [1, 'item-004'],
+      [1, 'item-001'],
+      [2, 'item-005'],
+      [2, 'item-002'],
+    ]);
+  });
+
+  it('supports keyset filters with $or, dates and $regex', async () => {
+    const position = item(3);
+    const after = await items.find(
+      { $or: [{ createdAt: { $gt: position.createdAt } }, { createdAt: position.createdAt, _id: { $gt: position._id } }] },
+      { sort: { createdAt: 1, _id: 1 } },
+    );
+    expect(after.map((doc) => doc._id)).toEqual(['item-004', 'item-005', 'item-006']);
+    const matched = await items.find({ sku: { $regex: 'sku-[12]$', $options: 'i' } }, { sort: { _id: 1 } });
+    expect(matched.map((doc) => doc._id)).toEqual(['item-001', 'item-002']);
+  });
+
+  it('returns dates as Date and copies, never live references', async () => {
+    const [first] = await items.find({ _id: 'item-001' }, { sort: { _id: 1 } });
+    expect(first?.createdAt).toBeInstanceOf(Date);
+    first!.tags.push('mutated');
+    expect((await items.findOne({ _id: 'item-001' }))?.tags).toEqual(['odd']);
+  });
+
+  it('counts and finds one, or null', async () => {
+    expect(await items.count({ tags: 'even' })).toBe(3);
+    expect(await items.findOne({ sku: 'SKU-4' })).toMatchObject({ _id: 'item-004' });
+    expect(await items.findOne({ sku: 'nope' })).toBeNull();
+  });
+
+  it('rejects a duplicate _id or unique key with DuplicateKeyError naming the index, and stores nothing', async () => {
+    await expect(items.insertOne(item(1, { sku: 'SKU-new' }))).rejects.toBeInstanceOf(DuplicateKeyError);
+    const error = await items.insertOne(item(7, { sku: 'SKU-1' })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DuplicateKeyError);
+    expect((error as DuplicateKeyError).index).toBe('sku_unique');
+    expect(await items.count({})).toBe(6);
+  });
+
+  it('updates atomically and returns the document as updated', async () => {
+    const updated = await items.findOneAndUpdate({ _id: 'item-001', version: 0 }, { $set: { rank: 9 }, $inc: { version: 1 } });
+    expect(updated).toMatchObject({ _id: 'item-001', rank: 9, version: 1 });
+    expect(await items.findOne({ _id: 'item-001' })).toMatchObject({ rank: 9, version: 1 });
+  });
+
+  it('is a compare-and-set: a stale version matches nothing and changes nothing', async () => {
+    await items.findOneAndUpdate({ _id: 'item-002', version: 0 }, { $inc: { version: 1 } });
+    expect(await items.findOneAndUpdate({ _id: 'item-002', version: 0 }, { $set: { rank: 7 } })).toBeNull();
+    expect(await items.findOne({ _id: 'item-002' })).toMatchObject({ rank: 2, version: 1 });
+  });
+
+  it('of concurrent compare-and-sets on one version exactly one wins', async () => {
+    const attempts = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => items.findOneAndUpdate({ _id: 'item-003', version: 0 }, { $set: { rank: i }, $inc: { version: 1 } })),
+    );
+    expect(attempts.filter((result) => result !== null)).toHaveLength(1);
+    expect((await items.findOne({ _id: 'item-003' }))?.version).toBe(1);
+  });
+
+  it('refuses an update that would violate a unique index and leaves the document unchanged', async () => {
+    await expect(items.findOneAndUpdate({ _id: 'item-001' }, { $set: { sku: 'SKU-2' } })).rejects.toBeInstanceOf(DuplicateKeyError);
+    expect((await items.findOne({ _id: 'item-001' }))?.sku).toBe('SKU-1');
+    // The unique key it used to hold is still its own, and its new key is free after a legal change.
+    await items.findOneAndUpdate({ _id: 'item-001' }, { $set: { sku: 'SKU-100' } });
+    await items.insertOne(item(8, { sku: 'SKU-1' }));
+    expect(await items.count({ sku: { $in: ['SKU-1', 'SKU-100'] } })).toBe(2);
+  });
+
+  it('unsets fields', async () => {
+    await items.findOneAndUpdate({ _id: 'item-005' }, { $unset: { tags: '' } });
+    expect(await items.findOne({ _id: 'item-005' })).not.toHaveProperty('tags');
+  });
+});
