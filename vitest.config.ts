@@ -11,6 +11,7 @@ export default defineConfig({
   test: {
     include: ['packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'gateway/test/**/*.test.ts', 'e2e/**/*.test.ts'],
     environment: 'node',
+    reporters: ['default', './scripts/summary-reporter.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,0 +1,21 @@
+// npm run token -- --role ADMIN [--sub <user global ID>] [--expires 1h]: mints a development (HS256) token.
+import { parseArgs } from 'node:util';
+import { DEV_JWT_SECRET, ROLES, signDevToken, toGlobalId, type Role } from '@ordergraph/common';
+import { SEED_ADMIN_LOCAL_ID, SEED_USER_LOCAL_ID } from '@ordergraph/seed';
+
+const { values } = parseArgs({
+  options: {
+    role: { type: 'string', default: 'USER' },
+    sub: { type: 'string' },
+    expires: { type: 'string', default: '12h' },
+  },
+});
+const role = values.role?.toUpperCase() as Role;
+if (!ROLES.includes(role)) {
+  console.error(`--role must be one of ${ROLES.join(', ')}`);
+  process.exit(2);
+}
+// Without --sub, the token speaks for the seeded admin or the first seeded user.
+const sub = values.sub ?? toGlobalId('User', role === 'ADMIN' ? SEED_ADMIN_LOCAL_ID : SEED_USER_LOCAL_ID);
+const secret = process.env['JWT_SECRET'] ?? DEV_JWT_SECRET;
+console.log(await signDevToken(secret, { sub, role, expiresIn: values.expires ?? '12h' }));
