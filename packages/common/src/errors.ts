@@ -76,14 +76,17 @@ function rootCause(error: unknown): unknown {
 }
 
 /**
- * Apollo Server `formatError`: keeps errors we raised on purpose (they carry a public code) and masks everything
- * else, so no stack, driver message or internal detail ever leaves the process. `onInternal` sees the original.
+ * Apollo Server `formatError`: keeps errors we raised on purpose and request errors (parse, validation, variable
+ * coercion), and masks everything else, so no stack, driver message or internal detail ever leaves the process.
+ * A field error counts as raised on purpose only when a GraphQLError is at its root. `onInternal` sees the original.
  */
 export function createErrorMasker(onInternal: (error: unknown) => void) {
   return function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
     const code = formatted.extensions?.['code'];
     const original = rootCause(unwrapResolverError(error));
-    if (typeof code === 'string' && PUBLIC_CODES.has(code) && original instanceof GraphQLError) {
+    const fieldError = formatted.path !== undefined;
+    const onPurpose = !fieldError || original instanceof GraphQLError;
+    if (typeof code === 'string' && code !== ErrorCode.INTERNAL_SERVER_ERROR && PUBLIC_CODES.has(code) && onPurpose) {
       const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
       return { ...formatted, extensions };
     }

@@ -14,8 +14,17 @@ export const DateTime = new GraphQLScalarType<Date, string>({
 
 export const JSON = JSONResolver;
 
+/**
+ * Parses an absolute http(s) URL. Every failure is a BAD_USER_INPUT GraphQLError: the error masker passes only errors
+ * raised on purpose, and the TypeError of `new URL` would reach clients as INTERNAL_SERVER_ERROR.
+ */
 function httpUrl(value: unknown): URL {
-  const url = value instanceof URL ? value : new URL(String(value));
+  let url: URL;
+  try {
+    url = value instanceof URL ? value : new URL(String(value));
+  } catch {
+    throw new GraphQLError(`URL must be an absolute http(s) URL: ${String(value)}`, { extensions: { code: 'BAD_USER_INPUT' } });
+  }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new GraphQLError(`URL must use http or https: ${url.href}`, { extensions: { code: 'BAD_USER_INPUT' } });
   }
@@ -27,12 +36,12 @@ export const URL_ = new GraphQLScalarType<URL, string>({
   ...URLResolver.toConfig(),
   name: 'URL',
   serialize: (value) => httpUrl(URLResolver.serialize(value)).href,
-  parseValue: (value) => httpUrl(URLResolver.parseValue(value)),
-  parseLiteral(ast, variables) {
+  parseValue: (value) => httpUrl(value),
+  parseLiteral(ast) {
     if (ast.kind !== Kind.STRING) {
       throw new GraphQLError(`URL must be a string, got ${ast.kind}`, { extensions: { code: 'BAD_USER_INPUT' } });
     }
-    return httpUrl(URLResolver.parseLiteral(ast, variables));
+    return httpUrl(ast.value);
   },
 });
 

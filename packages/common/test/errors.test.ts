@@ -23,9 +23,17 @@ describe('error masking', () => {
     expect(masked).toContain(cause);
   });
 
-  it('masks an internal error that borrowed a public code', () => {
+  it('masks a field error whose root is not a GraphQLError, even with a public code', () => {
     const cause = Object.assign(new Error('secret detail'), { extensions: { code: 'NOT_FOUND' } });
-    const formatted = format({ message: 'secret detail', extensions: { code: 'NOT_FOUND' } }, new GraphQLError('secret detail', { originalError: cause }));
+    const wrapped = new GraphQLError('secret detail', { originalError: cause, path: ['user'] });
+    const formatted = format({ message: 'secret detail', path: ['user'], extensions: { code: 'NOT_FOUND' } }, wrapped);
     expect(formatted.message).toBe('Internal server error');
+  });
+
+  it('keeps request errors such as a variable that failed coercion', () => {
+    const cause = new TypeError('Invalid URL');
+    const error = new GraphQLError('Variable "$url" got invalid value "x"; Invalid URL', { originalError: cause });
+    const formatted = format({ message: error.message, extensions: { code: 'BAD_USER_INPUT' } }, error);
+    expect(formatted).toEqual({ message: error.message, extensions: { code: 'BAD_USER_INPUT' } });
   });
 });

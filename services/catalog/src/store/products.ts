@@ -1,0 +1,140 @@
+// The products collection: stored documents and the queries on them, for either backend.
+import { randomUUID } from 'node:crypto';
+import { literalPattern, relevance, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/common';
+
+export interface ProductDoc {
+  [key: string]: unknown;
+  _id: string;
+  /** Trimmed. */
+  name: string;
+  /** Lower-cased name, the indexed field search reads. */
+  nameLower: string;
+  /** The list price. */
+  priceCents: number;
+  /** When set, below priceCents and the price charged now. */
+  salePriceCents: number | null;
+  description: string | null;
+  /** An absolute http(s) URL. */
+  imageUrl: string | null;
+  /**
+   * The `attributes` JSON value as text: MongoDB refuses `$`-prefixed keys inside `$set`, and any JSON value must
+   * round-trip unchanged on both backends. Nothing queries inside it.
+   */
+  attributesJson: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Incremented by every write; updates compare-and-set on it. */
+  version: number;
+}
+
+/** A product's writable fields, validated (see domain/products.ts). `attributes` is any JSON value, null for none. */
+export interface ProductFields {
+  name: string;
+  priceCents: number;
+  salePriceCents: number | null;
+  description: string | null;
+  imageUrl: string | null;
+  attributes: unknown;
+}
+
+export const PRODUCT_INDEXES: IndexSpec[] = [
+  { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
+  { name: 'nameLower', key: { nameLower: 1 } },
+];
+
+const OLDEST_FIRST = { createdAt: 1, _id: 1 } as const;
+
+/** Name matches scored per search, as in users: a query matching more ranks only the first ones in id order. */
+const SEARCH_CANDIDATES = 500;
+
+/** The stored `attributes` JSON value, or null when none is set. */
+export const attributesOf = (doc: ProductDoc): unknown =>
+  doc.attributesJson === null ? null : (JSON.parse(doc.attributesJson) as unknown);
+
+/** The writable fields of a stored product, for computing its next state. */
+export const fieldsOf = (doc: ProductDoc): ProductFields => ({
+  name: doc.name,
+  priceCents: doc.priceCents,
+  salePriceCents: doc.salePriceCents,
+  description: doc.description,
+  imageUrl: doc.imageUrl,
+  attributes: attributesOf(doc),
+});
+
+/** The stored form of a product's fields, with the derived fields they imply. */
+function stored(fields: ProductFields) {
+  return {
+    name: fields.name,
+    nameLower: fields.name.toLowerCase(),
+    priceCents: fields.priceCents,
+    salePriceCents: fields.salePriceCents,
+    description: fields.description,
+    imageUrl: fields.imageUrl,
+    attributesJson: fields.attributes === null || fields.attributes === undefined ? null : JSON.stringify(fields.attributes),
+  } satisfies Omit<ProductDoc, '_id' | 'createdAt' | 'updatedAt' | 'version'>;
+}
+
+export class ProductStore {
+  private constructor(private readonly products: DocumentCollection<ProductDoc>) {}
+
+  static async open(db: DocumentDatabase): Promise<ProductStore> {
+    return new ProductStore(await db.collection<ProductDoc>('products', PRODUCT_INDEXES));
+  }
+
+  /** One query for a batch of ids; results in key order, null for a missing id. */
+  async findByIds(ids: readonly string[]): Promise<(ProductDoc | null)[]> {
+    const docs = await this.products.find({ _id: { $in: [...new Set(ids)] } }, { sort: { _id: 1 } });
+    const byId = new Map(docs.map((doc) => [doc._id, doc]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  async findById(id: string): Promise<ProductDoc | null> {
+    const [doc] = await this.findByIds([id]);
+    return doc ?? null;
+  }
+
+  /** Offset pagination, oldest first. */
+  async list(page: { limit: number; offset: number }): Promise<ProductDoc[]> {
+    // Both backends read limit 0 as "no limit".
+    if (page.limit === 0) return [];
+    return this.products.find({}, { sort: OLDEST_FIRST, skip: page.offset, limit: page.limit });
+  }
+
+  async create(fields: ProductFields, now = new Date()): Promise<ProductDoc> {
+    const doc: ProductDoc = {
+      _id: randomUUID(),
+      ...stored(fields),
+      createdAt: now,
+      updatedAt: now,
+      version: 0,
+    };
+    await this.products.insertOne(doc);
+    return doc;
+  }
+
+  /**
+   * Compare-and-set: writes `fields` only if the product is still at `version` (the state they were computed from),
+   * and returns it as updated; null when the product is missing or another write got there first.
+   */
+  async update(id: string, version: number, fields: ProductFields, now = new Date()): Promise<ProductDoc | null> {
+    return this.products.findOneAndUpdate({ _id: id, version }, { $set: { ...stored(fields), updatedAt: now }, $inc: { version: 1 } });
+  }
+
+  /** Products whose name contains `text` (case-insensitive), best first, then by id; at most `limit`. */
+  async search(text: string, limit: number): Promise<{ doc: ProductDoc; score: number }[]> {
+    const pattern = literalPattern(text);
+    if (pattern.length === 0 || limit === 0) return [];
+    const matches = await this.products.find({ nameLower: { $regex: pattern } }, { sort: { _id: 1 }, limit: SEARCH_CANDIDATES });
+    return matches
+      .map((doc) => ({ doc, score: relevance(text, doc.name) }))
+      .sort((a, b) => b.score - a.score || a.doc._id.localeCompare(b.doc._id))
+      .slice(0, limit);
+  }
+
+  /** Loads documents as they are (seed data); skipped when the collection already has products. */
+  async seed(docs: ProductDoc[]): Promise<number> {
+    if ((await this.products.count({})) > 0) return 0;
+    await this.products.insertMany(docs);
+    return docs.length;
+  }
+}
