@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { authSettings, createMetricsRegistry, createTokenVerifier, type Logger } from '@ordergraph/common';
+import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, type Logger } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
 import { subgraphUrlOverrides, type GatewayConfig } from './config.js';
 import { useMetrics } from './metrics.js';
@@ -45,6 +45,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       },
     },
     plugins: () => [useMetrics(registry), useAuthentication(verify)],
+    // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
+    maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE },
   });
 
   const server = http.createServer(runtime);

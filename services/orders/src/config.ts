@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import { loadConfig, subgraphEnvSchema } from '@ordergraph/common';
+
+export const ordersEnvSchema = subgraphEnvSchema({ port: 4002, database: 'ordergraph_orders' }).extend({
+  /** The catalog subgraph, asked for current prices when orders are placed or their items change. */
+  CATALOG_URL: z.url().default('http://127.0.0.1:4003/graphql'),
+});
+
+export type OrdersConfig = z.output<typeof ordersEnvSchema>;
+
+export const loadOrdersConfig = (env: NodeJS.ProcessEnv = process.env): OrdersConfig => loadConfig(ordersEnvSchema, env);

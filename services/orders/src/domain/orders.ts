@@ -1,0 +1,163 @@
+// Every order write (create, update, cancel) goes through here and returns the committed order, so whatever must
+// follow a commit (publishing events) is added in one place. Updates are compare-and-set with re-decision: a
+// writer that lost a race reads the order again and decides again, so a move that became invalid fails as such.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { GraphQLError } from 'graphql';
+import {
+  badUserInput,
+  conflict,
+  forbidden,
+  invalidTransition,
+  localIdOf,
+  notFound,
+  requireSignedIn,
+  toGlobalId,
+  type Identity,
+  type Viewer,
+} from '@ordergraph/common';
+import type { Catalog } from '../catalog.js';
+import type { LineItemDoc, OrderDoc, OrderStore } from '../store/orders.js';
+import { checkItemsEdit, checkStatusChange, EDITABLE_STATUS, type OrderStatus } from './transitions.js';
+
+export const MAX_ITEMS = 100;
+export const MAX_QUANTITY = 1000;
+/** Compare-and-set attempts before an update gives up with CONFLICT. */
+export const MAX_WRITE_ATTEMPTS = 5;
+
+export interface LineItemInput {
+  productId: string;
+  quantity: number;
+}
+
+export interface UpdateInput {
+  status?: OrderStatus | null | undefined;
+  items?: readonly LineItemInput[] | null | undefined;
+}
+
+/** Why an update was refused. Both forms of updateOrder report these: as errors, or as result-union members. */
+export type Refusal =
+  | { reason: 'NOT_FOUND'; orderId: string }
+  | { reason: 'FORBIDDEN'; requiredRole: 'ADMIN' }
+  | { reason: 'INVALID_TRANSITION'; from: OrderStatus; to: OrderStatus }
+  | { reason: 'ITEMS_LOCKED'; status: OrderStatus };
+
+export type UpdateOutcome = { ok: true; order: OrderDoc } | { ok: false; refusal: Refusal };
+
+/** The GraphQLError of a refusal, for the error form (and the message of the union form). */
+export function refusalError(refusal: Refusal): GraphQLError {
+  switch (refusal.reason) {
+    case 'NOT_FOUND':
+      return notFound('Order', refusal.orderId);
+    case 'FORBIDDEN':
+      return forbidden();
+    case 'INVALID_TRANSITION':
+      return invalidTransition(refusal.from, refusal.to);
+    case 'ITEMS_LOCKED':
+      return badUserInput(`Items can only change while an order is ${EDITABLE_STATUS}; this one is ${refusal.status}`, {
+        field: 'items',
+        status: refusal.status,
+      });
+  }
+}
+
+/**
+ * The one decision behind updateOrder, updateOrderResult and cancelOrder: may `viewer` apply `input` to `order` as
+ * it is now? Returns null when it may.
+ */
+export function decideUpdate(order: OrderDoc, input: UpdateInput, viewer: Identity): Refusal | null {
+  const actor = viewer.role === 'ADMIN' ? 'ADMIN' : viewer.userId === order.userId ? 'OWNER' : null;
+  if (actor === null) return { reason: 'FORBIDDEN', requiredRole: 'ADMIN' };
+  if (input.items) {
+    const verdict = checkItemsEdit(order.status);
+    if (!verdict.allowed) return { reason: 'ITEMS_LOCKED', status: order.status };
+  }
+  if (input.status) {
+    const verdict = checkStatusChange(order.status, input.status, actor);
+    if (!verdict.allowed) {
+      return verdict.reason === 'FORBIDDEN'
+        ? { reason: 'FORBIDDEN', requiredRole: verdict.requiredRole }
+        : { reason: 'INVALID_TRANSITION', from: order.status, to: input.status };
+    }
+  }
+  return null;
+}
+
+/**
+ * Checks the lines of an order and merges lines of the same product (quantities added), keeping first-seen order.
+ * Product IDs come back in their canonical form, so two spellings of one ID merge too.
+ */
+export function normalizeItems(lines: readonly LineItemInput[]): LineItemInput[] {
+  if (lines.length === 0 || lines.length > MAX_ITEMS) {
+    throw badUserInput(`An order has 1 to ${MAX_ITEMS} items`, { field: 'items', max: MAX_ITEMS });
+  }
+  const merged = new Map<string, number>();
+  for (const line of lines) {
+    const localId = localIdOf('Product', line.productId);
+    if (localId === null) {
+      throw badUserInput(`${line.productId} is not a product ID`, { field: 'items', productId: line.productId });
+    }
+    if (!Number.isInteger(line.quantity) || line.quantity < 1 || line.quantity > MAX_QUANTITY) {
+      throw badUserInput(`quantity must be between 1 and ${MAX_QUANTITY}`, { field: 'items', productId: line.productId });
+    }
+    const productId = toGlobalId('Product', localId);
+    merged.set(productId, (merged.get(productId) ?? 0) + line.quantity);
+  }
+  return [...merged].map(([productId, quantity]) => {
+    if (quantity > MAX_QUANTITY) {
+      throw badUserInput(`The quantities of product ${productId} add up to more than ${MAX_QUANTITY}`, {
+        field: 'items',
+        productId,
+      });
+    }
+    return { productId, quantity };
+  });
+}
+
+export function createOrderCommands(store: OrderStore, catalog: Catalog) {
+  /** Prices normalized lines at the catalog's current prices: one catalog request per call. */
+  async function priceItems(lines: readonly LineItemInput[]): Promise<LineItemDoc[]> {
+    const prices = await catalog.currentPriceCents(lines.map((line) => line.productId));
+    return lines.map((line, i) => {
+      const unitPriceCents = prices[i];
+      if (unitPriceCents === null || unitPriceCents === undefined) {
+        throw badUserInput(`Product ${line.productId} does not exist`, { field: 'items', productId: line.productId });
+      }
+      return { productId: line.productId, quantity: line.quantity, unitPriceCents };
+    });
+  }
+
+  async function update(viewer: Viewer, orderId: string, input: UpdateInput): Promise<UpdateOutcome> {
+    const identity = requireSignedIn(viewer);
+    if (!input.status && !input.items) throw badUserInput('Pass status, items or both', { field: 'input' });
+    const lines = input.items ? normalizeItems(input.items) : undefined;
+    const localId = localIdOf('Order', orderId);
+    // Priced once, on the first attempt that is allowed to change the items; retries reuse the prices.
+    let items: LineItemDoc[] | undefined;
+    for (let attempt = 1; ; attempt++) {
+      const current = localId === null ? null : await store.findById(localId);
+      if (!current) return { ok: false, refusal: { reason: 'NOT_FOUND', orderId } };
+      const refusal = decideUpdate(current, input, identity);
+      if (refusal) return { ok: false, refusal };
+      if (lines && !items) items = await priceItems(lines);
+      const committed = await store.compareAndSet(current, { status: input.status ?? undefined, items });
+      if (committed) return { ok: true, order: committed };
+      if (attempt === MAX_WRITE_ATTEMPTS) break;
+      // Jitter, so writers that collided do not collide again in lockstep.
+      await sleep(Math.random() * 5 * attempt);
+    }
+    throw conflict(`Order ${orderId} kept changing; try again`);
+  }
+
+  return {
+    /** Places an order for the viewer at the catalog's current prices. */
+    async create(viewer: Viewer, input: { items: readonly LineItemInput[] }): Promise<OrderDoc> {
+      const identity = requireSignedIn(viewer);
+      const items = await priceItems(normalizeItems(input.items));
+      return store.create({ userId: identity.userId, items });
+    },
+    update,
+    cancel: (viewer: Viewer, orderId: string): Promise<UpdateOutcome> => update(viewer, orderId, { status: 'CANCELLED' }),
+  };
+}
+
+export type OrderCommands = ReturnType<typeof createOrderCommands>;

@@ -1,0 +1,29 @@
+import DataLoader from 'dataloader';
+import type { OrderDoc, OrderStore } from './store/orders.js';
+
+/** A page of one user's orders, newest first. */
+export interface OrdersOfUserKey {
+  /** The user's global ID. */
+  userId: string;
+  limit: number;
+  offset: number;
+}
+
+/** One DataLoader per entity, built per request. */
+export function createLoaders(store: OrderStore) {
+  return {
+    /** Keys are local ids. */
+    order: new DataLoader<string, OrderDoc | null>((ids) => store.findByIds(ids)),
+    /** Every page asked for in a batch, whatever the users and windows, costs one store query. */
+    ordersOfUser: new DataLoader<OrdersOfUserKey, OrderDoc[], string>(
+      async (keys) => {
+        const deepest = Math.max(...keys.map((key) => key.offset + key.limit));
+        const orders = await store.findByUserIds(keys.map((key) => key.userId), deepest);
+        return keys.map((key, i) => orders[i]!.slice(key.offset, key.offset + key.limit));
+      },
+      { cacheKeyFn: (key) => `${key.userId}|${key.offset}|${key.limit}` },
+    ),
+  };
+}
+
+export type Loaders = ReturnType<typeof createLoaders>;

@@ -1,0 +1,126 @@
+// The orders collection: stored documents and the queries on them, for either backend. Every change to an order
+// is a compare-and-set on its version, so concurrent writers cannot overwrite each other unseen.
+import { randomUUID } from 'node:crypto';
+import type { DocumentCollection, DocumentDatabase, IndexSpec } from '@ordergraph/common';
+import type { OrderStatus } from '../domain/transitions.js';
+
+export interface LineItemDoc {
+  /** The product's global ID (the catalog owns products). */
+  productId: string;
+  quantity: number;
+  /** The catalog's price when the item was priced, in cents. */
+  unitPriceCents: number;
+}
+
+export interface OrderDoc {
+  [key: string]: unknown;
+  /** Local id; clients see toGlobalId('Order', _id). */
+  _id: string;
+  /** The owner's global ID (the users subgraph owns users). */
+  userId: string;
+  status: OrderStatus;
+  items: LineItemDoc[];
+  /** Sum of the items' subtotals, kept in step with `items` by every write. */
+  totalCents: number;
+  /** Incremented by every change; the compare-and-set token. */
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewOrder {
+  userId: string;
+  items: LineItemDoc[];
+}
+
+export interface OrderChanges {
+  status?: OrderStatus | undefined;
+  items?: LineItemDoc[] | undefined;
+}
+
+export const ORDER_INDEXES: IndexSpec[] = [
+  // User.orders: one user's orders, newest first.
+  { name: 'userId_createdAt', key: { userId: 1, createdAt: -1 } },
+  { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
+];
+
+/** `_id` breaks ties between orders created in the same millisecond, so the order is total on both backends. */
+const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+
+export const totalCentsOf = (items: readonly LineItemDoc[]): number =>
+  items.reduce((sum, item) => sum + item.quantity * item.unitPriceCents, 0);
+
+export class OrderStore {
+  private constructor(private readonly orders: DocumentCollection<OrderDoc>) {}
+
+  static async open(db: DocumentDatabase): Promise<OrderStore> {
+    return new OrderStore(await db.collection<OrderDoc>('orders', ORDER_INDEXES));
+  }
+
+  /** One query for a batch of ids; results in key order, null for a missing id. */
+  async findByIds(ids: readonly string[]): Promise<(OrderDoc | null)[]> {
+    const docs = await this.orders.find({ _id: { $in: [...new Set(ids)] } }, { sort: { _id: 1 } });
+    const byId = new Map(docs.map((doc) => [doc._id, doc]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  /** A fresh read, bypassing any request cache: what a write decides on. */
+  findById(id: string): Promise<OrderDoc | null> {
+    return this.orders.findOne({ _id: id });
+  }
+
+  /**
+   * One query for a batch of users (global IDs): each user's first `limitPerUser` orders, newest first, in key
+   * order. With a single user the limit goes into the query; a batch of several reads their orders whole.
+   */
+  async findByUserIds(userIds: readonly string[], limitPerUser: number): Promise<OrderDoc[][]> {
+    const unique = [...new Set(userIds)];
+    if (unique.length === 0 || limitPerUser === 0) return userIds.map(() => []);
+    const docs = await this.orders.find(
+      { userId: { $in: unique } },
+      { sort: NEWEST_FIRST, ...(unique.length === 1 ? { limit: limitPerUser } : {}) },
+    );
+    const byUser = new Map<string, OrderDoc[]>(unique.map((id) => [id, []]));
+    for (const doc of docs) {
+      const orders = byUser.get(doc.userId)!;
+      if (orders.length < limitPerUser) orders.push(doc);
+    }
+    return userIds.map((id) => byUser.get(id)!);
+  }
+
+  async create(input: NewOrder, now = new Date()): Promise<OrderDoc> {
+    const doc: OrderDoc = {
+      _id: randomUUID(),
+      userId: input.userId,
+      status: 'PENDING',
+      items: input.items,
+      totalCents: totalCentsOf(input.items),
+      version: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.orders.insertOne(doc);
+    return doc;
+  }
+
+  /**
+   * Applies `changes` only if the order is still at the version `current` was read at; returns the order as
+   * updated, or null when another write got there first (the caller re-reads and decides again).
+   */
+  compareAndSet(current: OrderDoc, changes: OrderChanges, now = new Date()): Promise<OrderDoc | null> {
+    const set: Record<string, unknown> = { updatedAt: now };
+    if (changes.status !== undefined) set['status'] = changes.status;
+    if (changes.items !== undefined) {
+      set['items'] = changes.items;
+      set['totalCents'] = totalCentsOf(changes.items);
+    }
+    return this.orders.findOneAndUpdate({ _id: current._id, version: current.version }, { $set: set, $inc: { version: 1 } });
+  }
+
+  /** Loads documents as they are (seed data); skipped when the collection already has orders. */
+  async seed(docs: OrderDoc[]): Promise<number> {
+    if ((await this.orders.count({})) > 0) return 0;
+    await this.orders.insertMany(docs);
+    return docs.length;
+  }
+}
