@@ -82,9 +82,9 @@ ADMIN token (admin@example.com, 12 h):
 USER token (user1@example.com, 12 h):
   ${user}
 
-Try:
-  curl -s http://localhost:${gatewayPort}/graphql -H 'content-type: application/json' \\
-    -H "authorization: Bearer ${user.slice(0, 12)}..." \\
+Try it as user1@example.com:
+  export TOKEN=${user}
+  curl -s http://localhost:${gatewayPort}/graphql -H 'content-type: application/json' -H "authorization: Bearer $TOKEN" \\
     -d '{"query":"{ user(id: \\"${toGlobalId('User', SEED_USER_LOCAL_ID)}\\") { name orders { id status total } } }"}'
 
 Press Ctrl-C to stop.`);

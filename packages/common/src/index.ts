@@ -7,6 +7,7 @@ export * from './metrics.js';
 export * from './money.js';
 export * from './pagination.js';
 export * from './policy.js';
+export * from './redis.js';
 export * from './run.js';
 export * from './scalars.js';
 export * from './search.js';

@@ -1,2 +1,3 @@
 export * from './backends.js';
 export * from './http.js';
+export * from './redis.js';
