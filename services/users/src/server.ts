@@ -9,6 +9,7 @@ import {
   datastoreOperationsCounter,
   instrumentDatabase,
   openDatabase,
+  type DocumentDatabase,
   type Logger,
   type SubgraphService,
 } from '@ordergraph/common';
@@ -21,10 +22,15 @@ import { UserStore } from './store/users.js';
 
 export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
 
-export async function createUsersService(config: UsersConfig, logger: Logger = createLogger('users', config.LOG_LEVEL)): Promise<SubgraphService> {
+export async function createUsersService(
+  config: UsersConfig,
+  logger: Logger = createLogger('users', config.LOG_LEVEL),
+  /** The database to use instead of the one config names (tests inject failures with it). */
+  database?: DocumentDatabase,
+): Promise<SubgraphService> {
   const registry = createMetricsRegistry('users');
   const db = instrumentDatabase(
-    await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB }),
+    database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB })),
     datastoreOperationsCounter(registry),
   );
   logger.info({ backend: db.backend }, 'datastore opened');
