@@ -1,23 +1,5 @@
-import type { CodegenConfig } from '@graphql-codegen/cli';
+import { subgraphCodegen } from '../../packages/common/codegen.js';
 
-const config: CodegenConfig = {
-  schema: 'src/schema.graphql',
-  generates: {
-    'src/generated/graphql.ts': {
-      plugins: ['typescript', 'typescript-resolvers'],
-      config: {
-        federation: true,
-        useIndexSignature: true,
-        useTypeImports: true,
-        enumsAsTypes: true,
-        contextType: '../context.js#Context',
-        mappers: {
-          Product: '../store/products.js#ProductDoc',
-        },
-        scalars: { DateTime: 'Date', JSON: 'unknown', URL: 'URL' },
-      },
-    },
-  },
-};
-
-export default config;
+export default subgraphCodegen({
+  Product: '../store/products.js#ProductDoc',
+});

@@ -1,26 +1,8 @@
-import type { CodegenConfig } from '@graphql-codegen/cli';
+import { subgraphCodegen } from '../../packages/common/codegen.js';
 
-const config: CodegenConfig = {
-  schema: 'src/schema.graphql',
-  generates: {
-    'src/generated/graphql.ts': {
-      plugins: ['typescript', 'typescript-resolvers'],
-      config: {
-        federation: true,
-        useIndexSignature: true,
-        useTypeImports: true,
-        enumsAsTypes: true,
-        contextType: '../context.js#Context',
-        mappers: {
-          User: '../store/users.js#UserDoc',
-          UserConnection: '../resolvers/UserConnection.js#UserConnectionModel',
-          Order: '../search.js#Reference',
-          Product: '../search.js#Reference',
-        },
-        scalars: { DateTime: 'Date', JSON: 'unknown', URL: 'URL' },
-      },
-    },
-  },
-};
-
-export default config;
+export default subgraphCodegen({
+  User: '../store/users.js#UserDoc',
+  UserConnection: '../resolvers/UserConnection.js#UserConnectionModel',
+  Order: '../search.js#Reference',
+  Product: '../search.js#Reference',
+});
