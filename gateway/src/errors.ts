@@ -6,7 +6,7 @@ import { GraphQLError } from 'graphql';
 import { ErrorCode, INTERNAL_ERROR_MESSAGE, isPublicCode } from '@ordergraph/common';
 
 /** The codes Hive's HTTP executor gives a subgraph fetch that failed: refused or reset, timed out, not GraphQL. */
-const SUBGRAPH_FAILURES = new Set(['SUBREQUEST_HTTP_ERROR', 'TIMEOUT_ERROR', 'GATEWAY_TIMEOUT', 'RESPONSE_VALIDATION_FAILED']);
+const SUBGRAPH_FAILURES = new Set<unknown>(['SUBREQUEST_HTTP_ERROR', 'TIMEOUT_ERROR', 'GATEWAY_TIMEOUT', 'RESPONSE_VALIDATION_FAILED']);
 
 /** Our code for an HTTP-level refusal, by status (yoga labels them all BAD_REQUEST or REQUEST_ENTITY_TOO_LARGE). */
 const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
@@ -55,7 +55,9 @@ function codeOf(error: GraphQLError): unknown {
   const { code, http } = error.extensions as { code?: unknown; http?: HttpExtension };
   if (code === 'REQUEST_ENTITY_TOO_LARGE') return ErrorCode.PAYLOAD_TOO_LARGE;
   if (isCoercionError(error)) return ErrorCode.BAD_USER_INPUT;
-  if ((code === 'BAD_REQUEST' || code === undefined) && http?.status && CODE_BY_STATUS[http.status]) return CODE_BY_STATUS[http.status];
+  // A library's refusal of a bad request (4xx): yoga calls them all BAD_REQUEST, plugins may bring codes of their own.
+  const refusal = http?.status !== undefined && http.status >= 400 && http.status < 500;
+  if (refusal && (code === 'BAD_REQUEST' || !isPublicCode(code))) return codeForStatus(http.status!);
   return code;
 }
 
@@ -76,10 +78,10 @@ const located = (error: GraphQLError | undefined, message: string, extensions: R
 export function createErrorPolicy({ production }: { production: boolean }) {
   return function publicError(error: unknown): GraphQLError {
     if (!(error instanceof GraphQLError)) return located(undefined, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
-    const code = codeOf(error);
-    if (typeof code === 'string' && SUBGRAPH_FAILURES.has(code)) {
+    if (SUBGRAPH_FAILURES.has(error.extensions['code'])) {
       return located(error, SUBGRAPH_UNAVAILABLE_MESSAGE, { code: ErrorCode.SUBGRAPH_UNAVAILABLE });
     }
+    const code = codeOf(error);
     if (!isPublicCode(code) || code === ErrorCode.INTERNAL_SERVER_ERROR || !(rootCause(error) instanceof GraphQLError)) {
       // `unexpected`: yoga answers 500 when such an error stands alone, without data.
       return located(error, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });

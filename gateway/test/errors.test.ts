@@ -51,7 +51,8 @@ describe('the gateway error policy', () => {
     ['BAD_REQUEST', 405, 'METHOD_NOT_ALLOWED'],
     ['BAD_REQUEST', 400, 'BAD_REQUEST'],
     [undefined, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-  ])("renames yoga's %s with status %s to %s, keeping the status whatever the client accepts", (code, status, expected) => {
+    ['PERSISTED_QUERY_ID_REQUIRED', 400, 'BAD_REQUEST'],
+  ])("renames a library's refusal %s with status %s to %s, keeping the status whatever the client accepts", (code, status, expected) => {
     const error = new GraphQLError('refused', { extensions: { ...(code ? { code } : {}), http: { status, spec: true } } });
     expect(development(error).extensions).toEqual({ code: expected, http: { status } });
   });
