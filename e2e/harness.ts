@@ -43,7 +43,7 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
     return service.listen(0, '127.0.0.1');
   };
   const stopAll = async () => {
-    for (const service of started.reverse()) if (!stopped.has(service)) await service.stop();
+    for (const service of [...started].reverse()) if (!stopped.has(service)) await service.stop();
   };
   try {
     const catalog = await listen(await createCatalogService(loadCatalogConfig(env), logger('catalog')));
