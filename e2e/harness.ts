@@ -20,6 +20,8 @@ export interface Supergraph {
   subgraphs: Record<SubgraphName, string>;
   /** Sum of a subgraph's datastore operations so far (optionally of one collection or operation). */
   storeCalls(subgraph: SubgraphName, labels?: Record<string, string>): Promise<number>;
+  /** Stops one subgraph, as an outage would; the gateway keeps routing to its URL. */
+  stopSubgraph(subgraph: SubgraphName): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -33,9 +35,15 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
   const env = { LOG_LEVEL: 'silent', SEED: 'true', ...options.env };
   const logger = (name: string) => createLogger(name, env.LOG_LEVEL);
   const started: { stop(): Promise<void> }[] = [];
+  const stopped = new Set<{ stop(): Promise<void> }>();
+  const services = new Map<string, SubgraphService>();
   const listen = async (service: SubgraphService | Gateway) => {
     started.push(service);
+    if ('name' in service) services.set(service.name, service);
     return service.listen(0, '127.0.0.1');
+  };
+  const stopAll = async () => {
+    for (const service of [...started].reverse()) if (!stopped.has(service)) await service.stop();
   };
   try {
     const catalog = await listen(await createCatalogService(loadCatalogConfig(env), logger('catalog')));
@@ -52,12 +60,15 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
       subgraphs,
       storeCalls: (subgraph, labels = {}) =>
         readCounter(subgraphs[subgraph].replace('/graphql', '/metrics'), 'datastore_operations_total', labels),
-      async stop() {
-        for (const service of started.reverse()) await service.stop();
+      async stopSubgraph(name) {
+        const service = services.get(name)!;
+        stopped.add(service);
+        await service.stop();
       },
+      stop: stopAll,
     };
   } catch (error) {
-    for (const service of started.reverse()) await service.stop();
+    await stopAll();
     throw error;
   }
 }

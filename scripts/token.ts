@@ -1,4 +1,5 @@
-// npm run token -- --role ADMIN [--sub <user global ID>] [--expires 1h]: mints a development (HS256) token.
+// npm run token -- --role ADMIN [--sub <user global ID>] [--expires 1h]: mints a development (HS256) token, with the
+// JWT_SECRET, JWT_ISSUER and JWT_AUDIENCE of the environment when they are set.
 import { parseArgs } from 'node:util';
 import { DEV_JWT_SECRET, ROLES, signDevToken, toGlobalId, type Role } from '@ordergraph/common';
 import { SEED_ADMIN_LOCAL_ID, SEED_USER_LOCAL_ID } from '@ordergraph/seed';
@@ -17,5 +18,8 @@ if (!ROLES.includes(role)) {
 }
 // Without --sub, the token speaks for the seeded admin or the first seeded user.
 const sub = values.sub ?? toGlobalId('User', role === 'ADMIN' ? SEED_ADMIN_LOCAL_ID : SEED_USER_LOCAL_ID);
-const secret = process.env['JWT_SECRET'] ?? DEV_JWT_SECRET;
-console.log(await signDevToken(secret, { sub, role, expiresIn: values.expires ?? '12h' }));
+const secret = process.env['JWT_SECRET'] || DEV_JWT_SECRET;
+// The issuer and audience the gateway checks, when it is told to.
+const issuer = process.env['JWT_ISSUER'] || undefined;
+const audience = process.env['JWT_AUDIENCE'] || undefined;
+console.log(await signDevToken(secret, { sub, role, expiresIn: values.expires ?? '12h', issuer, audience }));

@@ -1,35 +1,43 @@
 // Authentication at the edge: a present but invalid bearer token is refused with 401 before any execution; no token
 // runs as anonymous. Subgraphs receive the same Authorization header and verify it themselves (they decide access).
-import { InvalidTokenError, ErrorCode, viewerFromHeader, type TokenVerifier, type Viewer } from '@ordergraph/common';
+import {
+  ErrorCode,
+  INTERNAL_ERROR_MESSAGE,
+  InvalidTokenError,
+  viewerFromHeader,
+  type Logger,
+  type TokenVerifier,
+  type Viewer,
+} from '@ordergraph/common';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { errorResponse } from './errors.js';
 
 export interface ViewerContext {
   viewer: Viewer;
 }
 
-function unauthorized(message: string): Response {
-  return new Response(JSON.stringify({ errors: [{ message, extensions: { code: ErrorCode.UNAUTHENTICATED } }] }), {
-    status: 401,
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      'www-authenticate': `Bearer error="invalid_token", error_description="${message}"`,
-    },
-  });
-}
-
-export function useAuthentication(verify: TokenVerifier): GatewayPlugin<ViewerContext> {
-  const viewers = new WeakMap<Request, Viewer>();
+export function useAuthentication(verify: TokenVerifier, logger: Logger): GatewayPlugin<ViewerContext> {
   return {
-    async onRequest({ request, endResponse }) {
+    // The server context becomes the GraphQL context, so the viewer is known from parsing on (introspection policy).
+    async onRequest({ request, serverContext, endResponse }) {
       try {
-        viewers.set(request, await viewerFromHeader(verify, request.headers.get('authorization')));
+        (serverContext as Partial<ViewerContext>).viewer = await viewerFromHeader(verify, request.headers.get('authorization'));
       } catch (error) {
-        if (!(error instanceof InvalidTokenError)) throw error;
-        endResponse(unauthorized(error.message));
+        if (error instanceof InvalidTokenError) {
+          endResponse(
+            errorResponse(401, ErrorCode.UNAUTHENTICATED, error.message, {
+              'www-authenticate': `Bearer error="invalid_token", error_description="${error.message}"`,
+            }),
+          );
+          return;
+        }
+        // The identity provider's key set could not be fetched, for instance: ours to log, not the caller's to read.
+        logger.error({ err: error }, 'authentication failed');
+        endResponse(errorResponse(500, ErrorCode.INTERNAL_SERVER_ERROR, INTERNAL_ERROR_MESSAGE));
       }
     },
     onContextBuilding({ context, extendContext }) {
-      extendContext({ viewer: viewers.get(context.request) ?? null });
+      if (context.viewer === undefined) extendContext({ viewer: null });
     },
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseEnvSchema, loadConfig } from '@ordergraph/common';
+import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -9,11 +10,16 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUBGRAPH_USERS_URL: z.url().optional(),
   SUBGRAPH_ORDERS_URL: z.url().optional(),
   SUBGRAPH_CATALOG_URL: z.url().optional(),
+  /** Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`. */
+  INTROSPECTION: z.enum(INTROSPECTION_MODES).optional(),
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
 
 export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(gatewayEnvSchema, env);
+
+export const introspectionMode = (config: GatewayConfig): IntrospectionMode =>
+  config.INTROSPECTION ?? (config.NODE_ENV === 'production' ? 'admin' : 'public');
 
 /** Routing URL overrides by subgraph name. */
 export function subgraphUrlOverrides(config: GatewayConfig): Record<string, string> {

@@ -5,8 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, type Logger } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
-import { subgraphUrlOverrides, type GatewayConfig } from './config.js';
+import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
+import { createErrorPolicy, useErrorPolicy } from './errors.js';
+import { useHttpSemantics } from './http.js';
+import { useIntrospectionPolicy } from './introspection.js';
 import { useMetrics } from './metrics.js';
+
+const GRAPHQL_ENDPOINT = '/graphql';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -24,6 +29,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
   const verify = createTokenVerifier(authSettings(config));
+  const publicError = createErrorPolicy({ production });
   const transportEntries = Object.fromEntries(
     Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
   );
@@ -31,7 +37,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   const runtime = createGatewayRuntime({
     supergraph,
     transportEntries,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: '/readyz',
     landingPage: !production,
@@ -44,9 +50,15 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
         return authorization ? { authorization } : {};
       },
     },
-    plugins: () => [useMetrics(registry), useAuthentication(verify)],
+    plugins: () => [
+      useMetrics(registry),
+      useAuthentication(verify, logger),
+      useHttpSemantics(GRAPHQL_ENDPOINT),
+      useIntrospectionPolicy(introspectionMode(config)),
+      useErrorPolicy(publicError),
+    ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
-    maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE },
+    maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
   });
 
   const server = http.createServer(runtime);

@@ -27,6 +27,15 @@ export class InvalidTokenError extends Error {
 
 export type TokenVerifier = (token: string) => Promise<Identity>;
 
+/**
+ * The JWKS could not be fetched or read: the identity provider failed, not the token, so this is no reason to refuse
+ * the caller with 401 (the failure stays an internal one). jose throws its bare JOSEError only for a failed fetch.
+ */
+const isKeySetFailure = (error: unknown): boolean =>
+  error instanceof joseErrors.JWKSTimeout ||
+  error instanceof joseErrors.JWKSInvalid ||
+  (error instanceof joseErrors.JOSEError && error.code === joseErrors.JOSEError.code);
+
 export function createTokenVerifier(config: AuthConfig): TokenVerifier {
   let key: Uint8Array | JWTVerifyGetKey;
   let algorithms: string[];
@@ -55,10 +64,10 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
       }
       return { userId: payload.sub, role };
     } catch (error) {
-      if (error instanceof InvalidTokenError) throw error;
+      if (error instanceof InvalidTokenError || isKeySetFailure(error)) throw error;
       if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError('Token expired');
       if (error instanceof joseErrors.JOSEError) throw new InvalidTokenError('Invalid token');
-      throw error;
+      throw error; // not the token's fault (the key set fetch failed, for instance): an internal failure
     }
   };
 }

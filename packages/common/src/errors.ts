@@ -18,6 +18,11 @@ export const ErrorCode = {
   PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
   PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  // HTTP-level refusals of a request that is not a well-formed GraphQL-over-HTTP request (gateway).
+  BAD_REQUEST: 'BAD_REQUEST',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  NOT_ACCEPTABLE: 'NOT_ACCEPTABLE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   SUBGRAPH_UNAVAILABLE: 'SUBGRAPH_UNAVAILABLE',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
@@ -29,8 +34,10 @@ const PUBLIC_CODES = new Set<string>([
   // Apollo Server's own request-level codes.
   'PERSISTED_QUERY_NOT_SUPPORTED',
   'OPERATION_RESOLUTION_FAILURE',
-  'BAD_REQUEST',
 ]);
+
+/** Whether an error code may reach a client as it is (INTERNAL_SERVER_ERROR only with its generic message). */
+export const isPublicCode = (code: unknown): code is string => typeof code === 'string' && PUBLIC_CODES.has(code);
 
 export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
 
@@ -86,7 +93,7 @@ export function createErrorMasker(onInternal: (error: unknown) => void) {
     const original = rootCause(unwrapResolverError(error));
     const fieldError = formatted.path !== undefined;
     const onPurpose = !fieldError || original instanceof GraphQLError;
-    if (typeof code === 'string' && code !== ErrorCode.INTERNAL_SERVER_ERROR && PUBLIC_CODES.has(code) && onPurpose) {
+    if (isPublicCode(code) && code !== ErrorCode.INTERNAL_SERVER_ERROR && onPurpose) {
       const { stacktrace: _stacktrace, ...extensions } = formatted.extensions ?? {};
       return { ...formatted, extensions };
     }

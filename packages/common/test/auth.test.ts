@@ -52,6 +52,35 @@ describe('algorithm confusion', () => {
   });
 });
 
+describe('an identity provider that fails', () => {
+  // Its failure is not the token's: the caller must not be told 401, so the error is not an InvalidTokenError.
+  it.each([
+    ['answers 500', (res: import('node:http').ServerResponse) => res.writeHead(500).end()],
+    ['answers something other than JSON', (res: import('node:http').ServerResponse) => res.end('<html>')],
+    ['answers JSON that is not a key set', (res: import('node:http').ServerResponse) => res.end('{"keys":"none"}')],
+    ['cannot be reached', null],
+  ] as const)('%s', async (_kind, answer) => {
+    const { createServer } = await import('node:http');
+    const server = createServer((_req, res) => answer?.(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    if (answer === null) await new Promise((resolve) => server.close(resolve));
+    try {
+      const rsVerify = createTokenVerifier({ jwksUrl: `http://127.0.0.1:${port}/jwks` });
+      const { privateKey } = await generateKeyPair('RS256');
+      const jwt = await new SignJWT({ role: 'USER' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject(sub).setExpirationTime('1h').sign(privateKey);
+      const failure = await rsVerify(jwt).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(Error);
+      expect(failure).not.toBeInstanceOf(InvalidTokenError);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('bearer header', () => {
   it('reads the token, treats absence as anonymous and refuses other schemes', () => {
     expect(bearerToken('Bearer abc.def.ghi')).toBe('abc.def.ghi');

@@ -1,3 +1,4 @@
 export * from './backends.js';
 export * from './http.js';
+export * from './identity-provider.js';
 export * from './redis.js';

@@ -1,0 +1,114 @@
+// What clients see of errors at the gateway. Every error entry leaves with an extensions.code of ours: the codes
+// Hive Gateway (GraphQL Yoga) gives its own refusals are mapped here, a subgraph that did not answer becomes
+// SUBGRAPH_UNAVAILABLE, and anything unexpected is masked as INTERNAL_SERVER_ERROR, without internal detail.
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { GraphQLError } from 'graphql';
+import { ErrorCode, INTERNAL_ERROR_MESSAGE, isPublicCode } from '@ordergraph/common';
+
+/** The codes Hive's HTTP executor gives a subgraph fetch that failed: refused or reset, timed out, not GraphQL. */
+const SUBGRAPH_FAILURES = new Set<unknown>(['SUBREQUEST_HTTP_ERROR', 'TIMEOUT_ERROR', 'GATEWAY_TIMEOUT', 'RESPONSE_VALIDATION_FAILED']);
+
+/** Our code for an HTTP-level refusal, by status (yoga labels them all BAD_REQUEST or REQUEST_ENTITY_TOO_LARGE). */
+const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
+  400: ErrorCode.BAD_REQUEST,
+  405: ErrorCode.METHOD_NOT_ALLOWED,
+  406: ErrorCode.NOT_ACCEPTABLE,
+  413: ErrorCode.PAYLOAD_TOO_LARGE,
+  415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+};
+const TRANSPORT_CODES = new Set<unknown>(Object.values(CODE_BY_STATUS));
+
+/** Extensions that describe internals: a parse failure's cause, the subgraph's name, the upstream request/response. */
+const INTERNAL_EXTENSIONS = ['originalError', 'stacktrace', 'exception', 'serviceName', 'request', 'response'];
+
+/** graphql-js's suggestions ("Did you mean "price"?", "Did you mean the enum value "PENDING"?") reveal the schema. */
+const SUGGESTION = / ?Did you mean [^?]*\?/g;
+
+export const SUBGRAPH_UNAVAILABLE_MESSAGE = 'A service needed for this request is unavailable';
+
+/** A JSON error response for refusals made before GraphQL runs. */
+export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ errors: [{ message, extensions: { code } }] }), {
+    status,
+    headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+  });
+}
+
+export const codeForStatus = (status: number): ErrorCode => CODE_BY_STATUS[status] ?? ErrorCode.BAD_REQUEST;
+
+interface HttpExtension {
+  status?: number;
+  /** Yoga: answer 200 instead of `status` when the client accepts only application/json (GraphQL request errors). */
+  spec?: boolean;
+}
+
+function rootCause(error: GraphQLError): unknown {
+  let current: unknown = error;
+  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
+  return current;
+}
+
+/** graphql-js's variable coercion errors ("Variable "$id" of required type "ID!" was not provided.") carry no code. */
+const isCoercionError = (error: GraphQLError) => error.extensions['code'] === undefined && error.message.startsWith('Variable "$');
+
+function codeOf(error: GraphQLError): unknown {
+  const { code, http } = error.extensions as { code?: unknown; http?: HttpExtension };
+  if (code === 'REQUEST_ENTITY_TOO_LARGE') return ErrorCode.PAYLOAD_TOO_LARGE;
+  if (isCoercionError(error)) return ErrorCode.BAD_USER_INPUT;
+  // A library's refusal of a bad request (4xx): yoga calls them all BAD_REQUEST, plugins may bring codes of their own.
+  const refusal = http?.status !== undefined && http.status >= 400 && http.status < 500;
+  if (refusal && (code === 'BAD_REQUEST' || !isPublicCode(code))) return codeForStatus(http.status!);
+  return code;
+}
+
+const located = (error: GraphQLError | undefined, message: string, extensions: Record<string, unknown>) =>
+  new GraphQLError(message, {
+    nodes: error?.nodes ?? null,
+    source: error?.source ?? null,
+    positions: error?.positions ?? null,
+    path: error?.path ?? null,
+    extensions,
+  });
+
+/**
+ * The public form of any error. A public error is cleaned in place and keeps its identity (yoga logs every error a mask
+ * replaces, and these are the caller's, not ours); what is replaced is a failure of ours, and yoga logs the original.
+ * Applying it twice changes nothing.
+ */
+export function createErrorPolicy({ production }: { production: boolean }) {
+  return function publicError(error: unknown): GraphQLError {
+    if (!(error instanceof GraphQLError)) return located(undefined, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
+    if (SUBGRAPH_FAILURES.has(error.extensions['code'])) {
+      return located(error, SUBGRAPH_UNAVAILABLE_MESSAGE, { code: ErrorCode.SUBGRAPH_UNAVAILABLE });
+    }
+    const code = codeOf(error);
+    if (!isPublicCode(code) || code === ErrorCode.INTERNAL_SERVER_ERROR || !(rootCause(error) instanceof GraphQLError)) {
+      // `unexpected`: yoga answers 500 when such an error stands alone, without data.
+      return located(error, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
+    }
+    const extensions = error.extensions as Record<string, unknown> & { http?: HttpExtension };
+    // A coercion failure is a GraphQL request error, like a validation failure: 200 for application/json clients
+    // (graphql-tools' executor marks it 400 for everyone).
+    if (isCoercionError(error) && extensions.http) extensions.http.spec = true;
+    extensions['code'] = code;
+    for (const name of INTERNAL_EXTENSIONS) delete extensions[name];
+    // A request that is not well-formed GraphQL-over-HTTP keeps its 4xx whatever the client accepts.
+    if (TRANSPORT_CODES.has(code) && extensions.http) delete extensions.http.spec;
+    if (production) error.message = error.message.replace(SUGGESTION, '');
+    return error;
+  };
+}
+
+/**
+ * Applies the policy to every error of a response: yoga masks execution errors and thrown request errors through
+ * `maskedErrors.maskError` (the same policy), but validation errors and results set by plugins reach the client
+ * without a mask, so they are cleaned here.
+ */
+export function useErrorPolicy(publicError: (error: unknown) => GraphQLError): GatewayPlugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
+      setResult({ ...result, errors: result.errors.map(publicError) });
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// HTTP semantics at /graphql that Hive Gateway (GraphQL Yoga) does not give by itself (DESIGN section 5, the
+// GraphQL-over-HTTP spec): POST takes application/json only (415 otherwise), bodies stop at 1 MiB (413), a GET must
+// carry a header that forces a CORS preflight (CSRF), and no refusal leaves without an error entry. Yoga already
+// answers 400 to malformed JSON and to JSON-array batches (batching is off) and 405 with `Allow: POST` to a mutation
+// sent by GET; errors.ts gives those their codes.
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { GraphQLError } from 'graphql';
+import { ErrorCode } from '@ordergraph/common';
+import { codeForStatus, errorResponse } from './errors.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Content types a browser sends cross-site without a CORS preflight: a request with one of these (or none) and none of
+ * PREFLIGHT_HEADERS is CSRF-prone. POST already needs application/json, so this decides GET requests.
+ */
+const SIMPLE_CONTENT_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain']);
+/** Headers that are not CORS-safelisted: Apollo Server's CSRF-prevention headers, and Authorization. */
+export const PREFLIGHT_HEADERS = ['authorization', 'apollo-require-preflight', 'x-apollo-operation-name', 'graphql-require-preflight'];
+
+const mediaType = (request: Request) => request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+
+const payloadTooLarge = () =>
+  new GraphQLError(`Request bodies are limited to ${MAX_BODY_BYTES} bytes`, {
+    // Closing the connection: the rest of the body is never read, so the connection cannot carry another request.
+    extensions: { code: ErrorCode.PAYLOAD_TOO_LARGE, http: { status: 413, headers: { connection: 'close' } } },
+  });
+
+/**
+ * The request with a body that fails with 413 past MAX_BODY_BYTES, for bodies sent without a Content-Length. Written
+ * here because Hive's runtime builds its yoga without passing `maxRequestBodySize` (so yoga's 25 MB default applies)
+ * and yoga does not export its own limiter.
+ */
+function limitBody(request: Request, fetchAPI: { Request: typeof Request; TransformStream: typeof TransformStream }): Request {
+  if (!request.body) return request;
+  let bytes = 0;
+  // The native TransformStream for a native body; whatwg-node's ponyfill for its own (yoga does the same).
+  const Transform = request.body instanceof ReadableStream ? globalThis.TransformStream : fetchAPI.TransformStream;
+  const body = request.body.pipeThrough(
+    new Transform<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        bytes += chunk.byteLength;
+        if (bytes > MAX_BODY_BYTES) controller.error(payloadTooLarge());
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new fetchAPI.Request(request.url, { method: request.method, headers: request.headers, body, duplex: 'half' } as RequestInit);
+}
+
+export function useHttpSemantics(graphqlEndpoint: string): GatewayPlugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser, endResponse, fetchAPI }) {
+      if (request.method === 'POST') {
+        if (mediaType(request) !== 'application/json') {
+          endResponse(
+            errorResponse(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'POST requests must have Content-Type: application/json', {
+              accept: 'application/json',
+            }),
+          );
+          return;
+        }
+        if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw payloadTooLarge();
+        if (requestParser) setRequestParser((limited) => requestParser(limitBody(limited, fetchAPI)));
+        return;
+      }
+      const contentType = mediaType(request);
+      const simple = contentType === undefined || SIMPLE_CONTENT_TYPES.has(contentType);
+      if (request.method === 'GET' && simple && !PREFLIGHT_HEADERS.some((name) => request.headers.get(name))) {
+        endResponse(
+          errorResponse(
+            400,
+            ErrorCode.BAD_REQUEST,
+            `This request has been blocked as a potential Cross-Site Request Forgery (CSRF): send a GET with one of these headers: ${PREFLIGHT_HEADERS.join(', ')}`,
+          ),
+        );
+      }
+    },
+    // Yoga answers some refusals (406 for an Accept it cannot serve) with an empty body.
+    onResponse({ request, response, setResponse }) {
+      if (response.status < 400 || response.body !== null || new URL(request.url).pathname !== graphqlEndpoint) return;
+      setResponse(errorResponse(response.status, codeForStatus(response.status), response.statusText || 'Request refused', Object.fromEntries(response.headers)));
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// The gateway's error policy, error by error: what a client may see of each kind of error the gateway meets.
+import { describe, expect, it } from 'vitest';
+import { GraphQLError } from 'graphql';
+import { createErrorPolicy } from '../src/errors.js';
+
+const development = createErrorPolicy({ production: false });
+const production = createErrorPolicy({ production: true });
+const shape = (error: GraphQLError) => error.toJSON();
+
+describe('the gateway error policy', () => {
+  it('keeps an error raised on purpose, extensions included, as the same instance', () => {
+    const error = new GraphQLError('Order with id x not found', { path: ['order'], extensions: { code: 'NOT_FOUND', resource: 'Order', id: 'x' } });
+    expect(development(error)).toBe(error);
+    expect(error.extensions).toEqual({ code: 'NOT_FOUND', resource: 'Order', id: 'x' });
+  });
+
+  it('keeps an error a subgraph raised, wrapped by delegation, without internal extensions', () => {
+    const subgraph = new GraphQLError('Not authorized', { extensions: { code: 'FORBIDDEN' } });
+    const delegated = new GraphQLError('Not authorized', { path: ['order'], originalError: subgraph, extensions: { code: 'FORBIDDEN', serviceName: 'orders' } });
+    expect(shape(development(delegated))).toEqual({ message: 'Not authorized', path: ['order'], extensions: { code: 'FORBIDDEN' } });
+  });
+
+  it.each(['SUBREQUEST_HTTP_ERROR', 'TIMEOUT_ERROR', 'GATEWAY_TIMEOUT', 'RESPONSE_VALIDATION_FAILED'])(
+    'turns a failed subgraph fetch (%s) into SUBGRAPH_UNAVAILABLE, with no host, port or cause',
+    (code) => {
+      const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4003'), { code: 'ECONNREFUSED' });
+      const error = new GraphQLError('connect ECONNREFUSED 127.0.0.1:4003', {
+        path: ['product'],
+        originalError: cause,
+        extensions: { code, serviceName: 'catalog', request: { body: '{}' }, http: { status: 504 } },
+      });
+      expect(shape(development(error))).toEqual({ message: 'A service needed for this request is unavailable', path: ['product'], extensions: { code: 'SUBGRAPH_UNAVAILABLE' } });
+    },
+  );
+
+  it.each([
+    ['a plain Error', new Error('db password is hunter2')],
+    ['a string', 'boom'],
+    ['a GraphQLError around a plain Error', new GraphQLError('ECONNRESET', { path: ['user'], originalError: new Error('ECONNRESET') })],
+    ['an unknown code', new GraphQLError('schema reloading', { extensions: { code: 'SCHEMA_RELOAD' } })],
+    ['no code at all', new GraphQLError('Unexpected error.')],
+  ])('masks %s as INTERNAL_SERVER_ERROR, keeping only the path', (_kind, error) => {
+    const masked = development(error);
+    expect(masked.message).toBe('Internal server error');
+    expect(masked.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR', unexpected: true });
+    expect(masked.path).toEqual(error instanceof GraphQLError ? error.path : undefined);
+  });
+
+  it.each([
+    ['REQUEST_ENTITY_TOO_LARGE', 413, 'PAYLOAD_TOO_LARGE'],
+    ['BAD_REQUEST', 405, 'METHOD_NOT_ALLOWED'],
+    ['BAD_REQUEST', 400, 'BAD_REQUEST'],
+    [undefined, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['PERSISTED_QUERY_ID_REQUIRED', 400, 'BAD_REQUEST'],
+  ])("renames a library's refusal %s with status %s to %s, keeping the status whatever the client accepts", (code, status, expected) => {
+    const error = new GraphQLError('refused', { extensions: { ...(code ? { code } : {}), http: { status, spec: true } } });
+    expect(development(error).extensions).toEqual({ code: expected, http: { status } });
+  });
+
+  it('gives a variable coercion error BAD_USER_INPUT, as a GraphQL request error', () => {
+    const error = new GraphQLError('Variable "$id" of required type "ID!" was not provided.', { extensions: { http: { status: 400 } } });
+    expect(development(error).extensions).toEqual({ code: 'BAD_USER_INPUT', http: { status: 400, spec: true } });
+  });
+
+  it('strips "Did you mean" suggestions in production only', () => {
+    const message = 'Cannot query field "produc" on type "Query". Did you mean "product" or "products"?';
+    const error = () => new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(development(error()).message).toBe(message);
+    expect(production(error()).message).toBe('Cannot query field "produc" on type "Query".');
+    const enumValue = new GraphQLError('Variable "$s" got invalid value "PENDIN"; Value "PENDIN" does not exist in "OrderStatus" enum. Did you mean the enum value "PENDING"?');
+    expect(production(enumValue).message).toBe('Variable "$s" got invalid value "PENDIN"; Value "PENDIN" does not exist in "OrderStatus" enum.');
+  });
+
+  it('changes nothing when applied twice', () => {
+    const once = production(new GraphQLError('x', { originalError: new Error('y') }));
+    expect(production(once)).toEqual(once);
+    const kept = production(new GraphQLError('Not authorized', { extensions: { code: 'FORBIDDEN' } }));
+    expect(production(kept)).toBe(kept);
+  });
+});
