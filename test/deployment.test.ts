@@ -24,31 +24,45 @@ const deployables = [
   { service: 'gateway', dir: 'gateway', port: loadGatewayConfig({}).PORT },
 ];
 
+/** The shared recipe: from its marker to the CMD that ends it. */
+const CMD = 'CMD ["node", "dist/index.js"]';
+const recipe = (text: string) => text.slice(text.indexOf('# --- The recipe'), text.indexOf(CMD) + CMD.length);
+const dockerfileOf = (dir: string) => (existsSync(resolve(REPO_ROOT, `${dir}/Dockerfile`)) ? read(`${dir}/Dockerfile`) : '');
+const shared = recipe(dockerfileOf('services/users'));
+
 describe.each(deployables)('$service image', ({ service, dir, port }) => {
-  const dockerfile = `${dir}/Dockerfile`;
-  const text = existsSync(resolve(REPO_ROOT, dockerfile)) ? read(dockerfile) : '';
+  const text = dockerfileOf(dir);
   const pkg = JSON.parse(read(`${dir}/package.json`)) as { name: string; scripts: Record<string, string> };
 
   it('has a Dockerfile of its own, built from the repository root by docker-compose.yml', () => {
     expect(text).not.toBe('');
-    expect(compose.services[service]?.build).toEqual({ context: '.', dockerfile });
+    expect(compose.services[service]?.build).toEqual({ context: '.', dockerfile: `${dir}/Dockerfile` });
   });
 
-  it('prunes to its workspace, builds it with turbo, drops dev dependencies and runs as non-root', () => {
-    expect(text).toContain(`RUN npx --yes turbo@${rootPackage.devDependencies['turbo']} prune ${pkg.name} --docker`);
-    expect(text).toContain('RUN npm ci');
-    expect(text).toContain(`RUN npx turbo run build --filter=${pkg.name} && npm prune --omit=dev`);
-    expect(text).toContain('USER node');
-    expect(text).toContain(`WORKDIR /app/${dir}`);
-    // The command the workspace itself declares for production.
+  it('names its workspace, directory and default port', () => {
+    expect(text).toContain(`ARG WORKSPACE=${pkg.name}\nARG WORKSPACE_DIR=${dir}\nARG PORT=${port}\n`);
+    // The command the workspace itself declares for production is the one the recipe runs.
     expect(pkg.scripts['start']).toBe('node dist/index.js');
-    expect(text).toContain('CMD ["node", "dist/index.js"]');
   });
 
-  it('listens on its default port and reports healthy once ready', () => {
-    expect(text).toContain(`ENV NODE_ENV=production PORT=${port}`);
-    expect(text).toContain(`EXPOSE ${port}`);
-    expect(text).toMatch(/HEALTHCHECK [^\n]*\\\n\s+CMD \[.*\/readyz/);
+  it('uses the shared recipe, word for word', () => {
+    expect(recipe(text)).toBe(shared);
+  });
+});
+
+describe('the shared Docker recipe', () => {
+  it('prunes to the workspace, builds it with turbo, drops dev dependencies, runs as non-root and checks readiness', () => {
+    expect(shared).toContain(`RUN npx --yes turbo@${rootPackage.devDependencies['turbo']} prune "\${WORKSPACE}" --docker`);
+    expect(shared).toContain('RUN npm ci');
+    expect(shared).toContain('RUN npx turbo run build --filter="${WORKSPACE}" && npm prune --omit=dev');
+    expect(shared).toContain('USER node');
+    expect(shared).toContain('ENV NODE_ENV=production PORT=${PORT}');
+    expect(shared).toMatch(/HEALTHCHECK [^\n]*\\\n\s+CMD \[.*\/readyz/);
+    expect(shared.endsWith(CMD)).toBe(true);
+  });
+
+  it('gives the gateway image the supergraph it starts with', () => {
+    expect(dockerfileOf('gateway')).toContain('COPY --chown=node:node supergraph.graphql /app/');
   });
 });
 
