@@ -17,6 +17,8 @@ import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
 const productId = toGlobalId('Product', 'product-0001');
+/** Bounds for waiting on progress, generous for a busy machine; nothing asserts on how long anything took. */
+const PATIENCE = { timeout: 20_000 };
 const aliceId = toGlobalId('User', 'user-0001');
 
 /** A release of the reviews subgraph; version 2 adds Product.ratingCount. `rateProduct` waits for `gate`. */
@@ -84,7 +86,7 @@ async function waitUntilQueryable(field: string) {
       const { body } = await graphql(supergraph.url, `query ($id: ID!) { product(id: $id) { ${field} } }`, { variables: { id: productId } });
       expect(body.errors).toBeUndefined();
     },
-    { timeout: 20_000, interval: 25 },
+    { ...PATIENCE, interval: 25 },
   );
 }
 
@@ -128,11 +130,11 @@ describe('supergraph hot reload', () => {
     const reviews = await startReviews(1);
     stops.push(reviews.stop);
     const load = runLoad();
-    await vi.waitFor(() => expect(load.sent()).toBeGreaterThan(10));
+    await vi.waitFor(() => expect(load.sent()).toBeGreaterThan(10), PATIENCE);
     deploy(reviews);
     await waitUntilQueryable('name rating');
     const sentAtSwitch = load.sent();
-    await vi.waitFor(() => expect(load.sent()).toBeGreaterThan(sentAtSwitch + 10));
+    await vi.waitFor(() => expect(load.sent()).toBeGreaterThan(sentAtSwitch + 10), PATIENCE);
     expect(await load.stop()).toEqual([]);
 
     const { body } = await graphql(supergraph.url, `query ($id: ID!) { product(id: $id) { id name rating } }`, { variables: { id: productId } });
@@ -150,7 +152,7 @@ describe('supergraph hot reload', () => {
     // Three mutations start and wait inside reviews v1.
     const RATE = `mutation ($id: ID!) { rateProduct(id: $id, stars: 5) { id name rating } }`;
     const inFlight = Array.from({ length: 3 }, () => graphql(supergraph.url, RATE, { variables: { id: productId }, token: alice }));
-    await vi.waitFor(() => expect(v1.started()).toBe(3));
+    await vi.waitFor(() => expect(v1.started()).toBe(3), PATIENCE);
 
     // Reviews v2 ships Product.ratingCount; the gateway switches to it while the three are still running.
     const v2 = await startReviews(2);
