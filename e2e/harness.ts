@@ -5,7 +5,8 @@ import { createCatalogService } from '@ordergraph/catalog';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
-import { composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
+import { composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/gateway/supergraph';
+import { supergraphFile } from '@ordergraph/gateway/supergraph-source';
 import { createOrdersService } from '@ordergraph/orders';
 import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { createUsersService } from '@ordergraph/users';
@@ -18,6 +19,8 @@ export interface Supergraph {
   /** The gateway's /graphql URL. */
   url: string;
   subgraphs: Record<SubgraphName, string>;
+  /** The supergraph SDL the gateway started with. */
+  sdl: string;
   /** Sum of a subgraph's datastore operations so far (optionally of one collection or operation). */
   storeCalls(subgraph: SubgraphName, labels?: Record<string, string>): Promise<number>;
   /** Stops one subgraph, as an outage would; the gateway keeps routing to its URL. */
@@ -29,6 +32,8 @@ export interface SupergraphOptions {
   /** Extra environment for every process, for example NODE_ENV or limits. */
   env?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
+  /** Serve the supergraph from this file, re-read as a deployed gateway does, so a test can replace it (hot reload). */
+  supergraphFile?: string;
 }
 
 export async function startSupergraph(options: SupergraphOptions = {}): Promise<Supergraph> {
@@ -52,12 +57,15 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
       await createUsersService(loadUsersConfig({ ...env, ORDERS_URL: orders, CATALOG_URL: catalog }), logger('users')),
     );
     const subgraphs = { users, orders, catalog };
-    const supergraph = composeSupergraph(readSupergraphConfig(), subgraphs);
+    const sdl = composeSupergraph(readSupergraphConfig(), subgraphs);
+    if (options.supergraphFile) writeSupergraph(options.supergraphFile, sdl);
+    const supergraph = options.supergraphFile ? supergraphFile(options.supergraphFile, logger('gateway')) : sdl;
     const gatewayConfig = loadGatewayConfig({ ...env, ...options.gatewayEnv });
     const url = await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') }));
     return {
       url,
       subgraphs,
+      sdl,
       storeCalls: (subgraph, labels = {}) =>
         readCounter(subgraphs[subgraph].replace('/graphql', '/metrics'), 'datastore_operations_total', labels),
       async stopSubgraph(name) {

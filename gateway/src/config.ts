@@ -6,6 +6,10 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   /** The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml. */
   SUPERGRAPH_PATH: z.string().optional(),
+  /** How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once. */
+  SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000),
+  /** How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed. */
+  SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000),
   /** Per-subgraph routing URL overrides, for deployments where subgraphs do not run on localhost. */
   SUBGRAPH_USERS_URL: z.url().optional(),
   SUBGRAPH_ORDERS_URL: z.url().optional(),

@@ -15,8 +15,8 @@ const GRAPHQL_ENDPOINT = '/graphql';
 
 export interface GatewayOptions {
   config: GatewayConfig;
-  /** The supergraph SDL to serve. */
-  supergraph: string;
+  /** The supergraph SDL to serve, or a source polled every SUPERGRAPH_POLL_INTERVAL ms for a new one (supergraph-source.ts). */
+  supergraph: string | (() => string | Promise<string>);
   logger: Logger;
 }
 
@@ -36,6 +36,9 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
 
   const runtime = createGatewayRuntime({
     supergraph,
+    ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
+    // On a new supergraph, requests already running finish on the previous one instead of being aborted.
+    gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
     transportEntries,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',

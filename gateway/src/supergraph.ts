@@ -1,6 +1,6 @@
 // supergraph.yaml (rover's format) -> a composed Federation 2 supergraph, with a composition library instead of rover.
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { composeServices } from '@theguild/federation-composition';
 import { parse } from 'graphql';
@@ -47,8 +47,15 @@ export class CompositionError extends Error {
   }
 }
 
-/** Composes subgraphs into a supergraph SDL; `urls` overrides routing URLs by subgraph name. */
-export function composeSupergraph(subgraphs: SubgraphSource[], urls: Record<string, string> = {}): string {
+export interface Composition {
+  /** The supergraph SDL a Federation 2 gateway serves. */
+  supergraphSdl: string;
+  /** The API schema clients see (no federation machinery, no @inaccessible elements). */
+  publicSdl: string;
+}
+
+/** Composes subgraphs; `urls` overrides routing URLs by subgraph name. Throws CompositionError when they do not compose. */
+export function compose(subgraphs: SubgraphSource[], urls: Record<string, string> = {}): Composition {
   const result = composeServices(
     subgraphs.map((subgraph) => ({
       name: subgraph.name,
@@ -57,5 +64,20 @@ export function composeSupergraph(subgraphs: SubgraphSource[], urls: Record<stri
     })),
   );
   if (result.errors) throw new CompositionError(result.errors);
-  return result.supergraphSdl;
+  return { supergraphSdl: result.supergraphSdl, publicSdl: result.publicSdl };
+}
+
+/** Composes subgraphs into a supergraph SDL; `urls` overrides routing URLs by subgraph name. */
+export function composeSupergraph(subgraphs: SubgraphSource[], urls: Record<string, string> = {}): string {
+  return compose(subgraphs, urls).supergraphSdl;
+}
+
+/**
+ * Writes a supergraph file by renaming a complete temporary file over it, so a gateway re-reading the file (see
+ * supergraph-source.ts) sees the old supergraph or the new one, never half of one.
+ */
+export function writeSupergraph(path: string, sdl: string): void {
+  const temporary = resolve(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  writeFileSync(temporary, sdl);
+  renameSync(temporary, path);
 }

@@ -1,0 +1,5 @@
+export * from './baseline.js';
+export * from './check.js';
+export * from './report.js';
+export * from './schema.js';
+export * from './versioning.js';

@@ -1,0 +1,27 @@
+// Schemas to compare: a subgraph's SDL built as the subgraph serves it, and the API schema a deployed gateway exposes.
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import { buildClientSchema, getIntrospectionQuery, parse, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
+
+/** A subgraph's schema from its SDL, with the federation directives and types it is served with. */
+export const subgraphSchema = (sdl: string): GraphQLSchema => buildSubgraphSchema(parse(sdl));
+
+async function post<T>(url: string, query: string, token?: string): Promise<T> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query }),
+  });
+  const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: { message: string }[] };
+  if (!body.data) throw new Error(`${url} answered ${response.status}: ${body.errors?.map((error) => error.message).join('; ') ?? 'no data'}`);
+  return body.data;
+}
+
+/** The SDL a running subgraph serves (the federation `_service { sdl }` field, as a registry or gateway reads it). */
+export async function fetchSubgraphSdl(url: string): Promise<string> {
+  return (await post<{ _service: { sdl: string } }>(url, '{ _service { sdl } }'))._service.sdl;
+}
+
+/** The API schema a running gateway serves, by introspection (`token` for an admin where introspection is restricted). */
+export async function fetchApiSchema(url: string, token?: string): Promise<GraphQLSchema> {
+  return buildClientSchema(await post<IntrospectionQuery>(url, getIntrospectionQuery({ inputValueDeprecation: true }), token));
+}

@@ -1,0 +1,171 @@
+// Schema governance through the commands CI and teams run: `npm run compose` (stale file, composition failure),
+// `npm run schema:check` against the committed baseline, a temporary one, a running subgraph and a running gateway,
+// and `npm run schema:publish`. Proposals are written to a temporary supergraph.yaml next to edited schema copies.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '@ordergraph/common';
+import { createCatalogService } from '@ordergraph/catalog';
+import { loadCatalogConfig } from '@ordergraph/catalog/config';
+import { REPO_ROOT, SUPERGRAPH_PATH, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
+import { BASELINE_DIR, readBaselines } from '@ordergraph/governance';
+import { startSupergraph } from '../e2e/harness.js';
+
+const tsx = resolve(REPO_ROOT, 'node_modules/.bin/tsx');
+
+/** Runs one of the repository's scripts as `npm run` does; resolves with its exit code and output. */
+async function run(script: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(tsx, ['--conditions=source', resolve(REPO_ROOT, 'scripts', script), ...args], { cwd: REPO_ROOT });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ordergraph-governance-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let proposals = 0;
+/** A copy of the subgraphs of supergraph.yaml with `edits` applied to their schemas; returns its supergraph.yaml. */
+function proposal(edits: Partial<Record<string, [from: string, to: string]>>): string {
+  const folder = join(dir, `proposal-${++proposals}`);
+  rmSync(folder, { recursive: true, force: true });
+  const entries = readSupergraphConfig().map(({ name, url, typeDefs }) => {
+    const edit = edits[name];
+    if (edit) expect(typeDefs).toContain(edit[0]);
+    writeFileSync(join(dir, `${proposals}-${name}.graphql`), edit ? typeDefs.replace(edit[0], edit[1]) : typeDefs);
+    return `  ${name}:\n    routing_url: ${url}\n    schema:\n      file: ./${proposals}-${name}.graphql`;
+  });
+  const config = join(dir, `supergraph-${proposals}.yaml`);
+  writeFileSync(config, `federation_version: =2.14.4\nsubgraphs:\n${entries.join('\n')}\n`);
+  return config;
+}
+
+const REMOVE_DESCRIPTION: [string, string] = ['  description: String\n', ''];
+const ADD_AND_DEPRECATE: [string, string] = ['  description: String\n', '  description: String @deprecated(reason: "use summary")\n  summary: String\n'];
+
+describe('npm run compose', () => {
+  it('passes --check while the committed supergraph.graphql is what supergraph.yaml composes to', async () => {
+    const { code, stdout } = await run('compose.ts', '--check');
+    expect(stdout).toContain('supergraph.graphql is up to date');
+    expect(code).toBe(0);
+  });
+
+  it('fails --check when the output is stale, and rewrites it without --check', async () => {
+    const output = join(dir, 'supergraph.graphql');
+    writeFileSync(output, readFileSync(SUPERGRAPH_PATH, 'utf8').replace('currentPrice', 'oldPrice'));
+    const stale = await run('compose.ts', '--check', '--output', output);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('is stale: run npm run compose and commit the result');
+    expect((await run('compose.ts', '--output', output)).code).toBe(0);
+    expect(readFileSync(output, 'utf8')).toBe(readFileSync(SUPERGRAPH_PATH, 'utf8'));
+  });
+
+  it('fails with the composition errors when the subgraphs do not compose', async () => {
+    // The catalog also resolving Order.total, which the orders subgraph owns and does not share.
+    const config = proposal({ catalog: ['type Query {', 'type Order @key(fields: "id") { id: ID! total: Float! }\n\ntype Query {'] });
+    const { code, stderr } = await run('compose.ts', '--check', '--config', config, '--output', join(dir, 'unused.graphql'));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/Composition failed:[\s\S]*Order\.total/);
+  });
+});
+
+describe('npm run schema:check', () => {
+  it('passes against the committed baseline (CI runs exactly this)', async () => {
+    const { code, stdout } = await run('schema-check.ts');
+    expect(stdout).toContain('Schema check against the baseline in schemas/baseline');
+    expect(stdout).toContain('PASSED: no breaking change.');
+    expect(code).toBe(0);
+  });
+
+  it('fails a breaking proposal with a readable report', async () => {
+    const { code, stdout } = await run('schema-check.ts', '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
+    expect(stdout).toContain("catalog: 1 change, 1 breaking\n  BREAKING  Remove field: Product.description — Field 'description' was removed from object type 'Product'");
+    expect(stdout).toContain('FAILED: 1 breaking change.');
+    expect(code).toBe(1);
+  });
+
+  it('fails when the proposal does not compose', async () => {
+    const config = proposal({ catalog: ['type Query {', 'type Order @key(fields: "id") { id: ID! total: Float! }\n\ntype Query {'] });
+    const { code, stdout } = await run('schema-check.ts', '--config', config);
+    expect(stdout).toContain('Composition FAILED:');
+    expect(code).toBe(1);
+  });
+
+  it('takes a subgraph baseline from its running deployment (_service { sdl })', async () => {
+    const catalog = await createCatalogService(loadCatalogConfig({ LOG_LEVEL: 'silent' }), createLogger('catalog', 'silent'));
+    try {
+      const url = await catalog.listen(0, '127.0.0.1');
+      const fine = await run('schema-check.ts', '--subgraph-url', `catalog=${url}`);
+      expect(fine.stdout).toContain(`catalog at ${url}`);
+      expect(fine.stdout).toContain('catalog: no changes');
+      expect(fine.code).toBe(0);
+      const breaking = await run('schema-check.ts', '--subgraph-url', `catalog=${url}`, '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
+      expect(breaking.stdout).toContain('BREAKING  Remove field: Product.description');
+      expect(breaking.code).toBe(1);
+    } finally {
+      await catalog.stop();
+    }
+  });
+
+  it('compares the composed API schema with a running gateway by introspection', async () => {
+    const supergraph = await startSupergraph();
+    try {
+      const fine = await run('schema-check.ts', '--gateway', supergraph.url);
+      expect(fine.stdout).toContain('API schema: no changes');
+      expect(fine.code).toBe(0);
+      const breaking = await run('schema-check.ts', '--gateway', supergraph.url, '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
+      expect(breaking.stdout).toContain('BREAKING  Remove field: Product.description');
+      expect(breaking.code).toBe(1);
+    } finally {
+      await supergraph.stop();
+    }
+  });
+
+  it('says so, with exit code 2, when a baseline cannot be fetched', async () => {
+    const { code, stderr } = await run('schema-check.ts', '--subgraph-url', 'catalog=http://127.0.0.1:9/graphql');
+    expect(stderr).toContain('schema check could not run');
+    expect(code).toBe(2);
+  });
+});
+
+describe('npm run schema:publish', () => {
+  it('moves the baseline at release: deprecate, publish, then the removal passes', async () => {
+    const baseline = join(dir, 'baseline');
+    expect((await run('schema-publish.ts', '--baseline', baseline)).code).toBe(0);
+    expect(readBaselines(baseline)).toEqual(readBaselines(BASELINE_DIR));
+
+    // Removing an undeprecated field is refused, by the check and by publish.
+    expect((await run('schema-check.ts', '--baseline', baseline, '--config', proposal({ catalog: REMOVE_DESCRIPTION }))).code).toBe(1);
+    const refused = await run('schema-publish.ts', '--baseline', baseline, '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
+    expect(refused.stderr).toContain('Not published. Publish a deliberate break with --allow-breaking.');
+    expect(refused.code).toBe(1);
+
+    // Release N deprecates it (and adds its replacement) ...
+    const deprecated = proposal({ catalog: ADD_AND_DEPRECATE });
+    expect((await run('schema-check.ts', '--baseline', baseline, '--config', deprecated)).code).toBe(0);
+    expect((await run('schema-publish.ts', '--baseline', baseline, '--config', deprecated)).code).toBe(0);
+    // ... so release N+1 may remove it.
+    const removed = proposal({ catalog: [ADD_AND_DEPRECATE[0], '  summary: String\n'] });
+    const check = await run('schema-check.ts', '--baseline', baseline, '--config', removed);
+    expect(check.stdout).toContain('ok        Remove deprecated field: Product.description');
+    expect(check.code).toBe(0);
+  });
+
+  it('publishes a deliberate break with --allow-breaking', async () => {
+    const baseline = join(dir, 'baseline-break');
+    await run('schema-publish.ts', '--baseline', baseline);
+    const published = await run('schema-publish.ts', '--baseline', baseline, '--allow-breaking', '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
+    expect(published.stdout).toContain('Published users, orders, catalog');
+    expect(published.code).toBe(0);
+    expect(readBaselines(baseline)['catalog']).not.toMatch(/type Product [^}]*\bdescription:/);
+  });
+});
