@@ -1,3 +1,4 @@
 export * from './backends.js';
 export * from './http.js';
 export * from './redis.js';
+export * from './subscriptions.js';

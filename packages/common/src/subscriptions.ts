@@ -1,0 +1,51 @@
+// What the gateway and the subgraphs share about subscription streams: the graphql_active_subscriptions gauge, the
+// wrapper that keeps it true however a stream ends, and where a WebSocket connection carries its credential.
+import { Repeater } from '@repeaterjs/repeater';
+import { Gauge, type Registry } from 'prom-client';
+
+export function activeSubscriptionsGauge(registry: Registry): Gauge {
+  return new Gauge({
+    name: 'graphql_active_subscriptions',
+    help: 'Subscription streams open in this process (WebSocket and SSE); falls back to its baseline as clients leave',
+    registers: [registry],
+  });
+}
+
+/**
+ * `source`, counted in `gauge` from its first read until it ends: completed, failed, or returned by its consumer (a
+ * client that left), and `source` is returned in every case. A Repeater, not an async generator: a generator that
+ * waits for the source's next event cannot be returned before that event arrives, so a quiet stream would leak.
+ */
+export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge): AsyncIterableIterator<T> {
+  return new Repeater<T>(async (push, stop) => {
+    gauge.inc();
+    const iterator = source[Symbol.asyncIterator]();
+    // A source that fails while being returned has nothing left to release; there is no one to tell.
+    const release = stop.then(() => iterator.return?.()).catch(() => undefined);
+    try {
+      for (;;) {
+        const next = iterator.next();
+        next.catch(() => undefined); // once stopped, nobody awaits it
+        const result = await Promise.race([next, stop]);
+        if (result === undefined || result.done) return;
+        await push(result.value);
+      }
+    } finally {
+      gauge.dec();
+      stop();
+      await release;
+    }
+  });
+}
+
+/**
+ * The Authorization value of a WebSocket connection: `Authorization` (or `authorization`) in the connection_init
+ * payload, else the handshake's Authorization header (DESIGN section 4).
+ */
+export function websocketAuthorization(
+  connectionParams: Readonly<Record<string, unknown>> | undefined,
+  handshakeHeader: string | undefined,
+): string | undefined {
+  const fromPayload = connectionParams?.['Authorization'] ?? connectionParams?.['authorization'];
+  return typeof fromPayload === 'string' ? fromPayload : handshakeHeader;
+}
