@@ -1,6 +1,6 @@
 // Boots the whole supergraph in-process on free ports: the three subgraphs, seeded, and the gateway composed from
 // supergraph.yaml with the subgraphs' real URLs. Every request in the e2e suites goes over real HTTP.
-import { createLogger, type SubgraphService } from '@ordergraph/common';
+import { EmbeddedDatabase, createLogger, type DocumentDatabase, type SubgraphService } from '@ordergraph/common';
 import { createCatalogService } from '@ordergraph/catalog';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
@@ -20,6 +20,8 @@ export interface Supergraph {
   subgraphs: Record<SubgraphName, string>;
   /** Sum of a subgraph's datastore operations so far (optionally of one collection or operation). */
   storeCalls(subgraph: SubgraphName, labels?: Record<string, string>): Promise<number>;
+  /** Every gateway with the orders instance it routes to; the first is `url` with `subgraphs.orders`. */
+  replicas: { url: string; orders: string }[];
   stop(): Promise<void>;
 }
 
@@ -27,6 +29,11 @@ export interface SupergraphOptions {
   /** Extra environment for every process, for example NODE_ENV or limits. */
   env?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
+  /**
+   * Gateway + orders-subgraph pairs to run (default 1), as replicas of a scaled-out deployment: each gateway routes
+   * orders to its own instance, and the orders instances share one datastore (and Redis, with REDIS_URL in `env`).
+   */
+  replicas?: number;
 }
 
 export async function startSupergraph(options: SupergraphOptions = {}): Promise<Supergraph> {
@@ -39,17 +46,29 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
   };
   try {
     const catalog = await listen(await createCatalogService(loadCatalogConfig(env), logger('catalog')));
-    const orders = await listen(await createOrdersService(loadOrdersConfig({ ...env, CATALOG_URL: catalog }), logger('orders')));
+    const replicaCount = options.replicas ?? 1;
+    const database = replicaCount > 1 && !options.env?.['MONGO_URL'] ? sharedDatabase() : undefined;
+    const ordersReplicas: string[] = [];
+    for (let i = 0; i < replicaCount; i++) {
+      const config = loadOrdersConfig({ ...env, CATALOG_URL: catalog });
+      ordersReplicas.push(await listen(await createOrdersService(config, logger('orders'), { database })));
+    }
+    const orders = ordersReplicas[0]!;
     const users = await listen(
       await createUsersService(loadUsersConfig({ ...env, ORDERS_URL: orders, CATALOG_URL: catalog }), logger('users')),
     );
     const subgraphs = { users, orders, catalog };
-    const supergraph = composeSupergraph(readSupergraphConfig(), subgraphs);
     const gatewayConfig = loadGatewayConfig({ ...env, ...options.gatewayEnv });
-    const url = await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') }));
+    const replicas = [];
+    for (const ordersReplica of ordersReplicas) {
+      const supergraph = composeSupergraph(readSupergraphConfig(), { ...subgraphs, orders: ordersReplica });
+      const url = await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') }));
+      replicas.push({ url, orders: ordersReplica });
+    }
     return {
-      url,
+      url: replicas[0]!.url,
       subgraphs,
+      replicas,
       storeCalls: (subgraph, labels = {}) =>
         readCounter(subgraphs[subgraph].replace('/graphql', '/metrics'), 'datastore_operations_total', labels),
       async stop() {
@@ -60,4 +79,10 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
     for (const service of started.reverse()) await service.stop();
     throw error;
   }
+}
+
+/** One embedded datastore for every orders replica, as MongoDB would be; it outlives any one replica. */
+function sharedDatabase(): DocumentDatabase {
+  const database = new EmbeddedDatabase();
+  return { backend: database.backend, ping: () => database.ping(), collection: (name, indexes) => database.collection(name, indexes), close: async () => {} };
 }

@@ -29,7 +29,8 @@ export function useAuthentication(verify: TokenVerifier): GatewayPlugin<ViewerCo
       }
     },
     onContextBuilding({ context, extendContext }) {
-      extendContext({ viewer: viewers.get(context.request) ?? null });
+      // A WebSocket operation arrives with the viewer its connection authenticated (websocket.ts).
+      extendContext({ viewer: viewers.get(context.request) ?? context.viewer ?? null });
     },
   };
 }

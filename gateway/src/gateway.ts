@@ -7,6 +7,8 @@ import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createToke
 import { useAuthentication } from './auth.js';
 import { subgraphUrlOverrides, type GatewayConfig } from './config.js';
 import { useMetrics } from './metrics.js';
+import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
+import { serveWebSockets } from './websocket.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -24,9 +26,11 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
   const verify = createTokenVerifier(authSettings(config));
-  const transportEntries = Object.fromEntries(
-    Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
-  );
+  const subscriptions = subscriptionTracking(registry);
+  const transportEntries = {
+    ...Object.fromEntries(Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }])),
+    ...SUBSCRIPTION_TRANSPORT,
+  };
 
   const runtime = createGatewayRuntime({
     supergraph,
@@ -44,12 +48,19 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
         return authorization ? { authorization } : {};
       },
     },
-    plugins: () => [useMetrics(registry), useAuthentication(verify)],
+    plugins: () => [useMetrics(registry), useAuthentication(verify), subscriptions.plugin],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE },
   });
 
   const server = http.createServer(runtime);
+  const websockets = serveWebSockets(server, runtime, {
+    path: '/graphql',
+    verify,
+    maxSubscriptionsPerConnection: config.MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    connectionInitWaitTimeoutMs: config.WS_CONNECTION_INIT_TIMEOUT_MS,
+    keepAliveMs: config.WS_KEEPALIVE_MS,
+  });
   return {
     listen(port, host = '0.0.0.0') {
       return new Promise((resolve, reject) => {
@@ -63,9 +74,13 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       });
     },
     async stop() {
+      // WebSocket clients are told 1001 (Going away) and SSE streams cut, so both reconnect elsewhere; other
+      // in-flight requests finish.
+      await websockets.dispose();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        subscriptions.cutEventStreams();
       });
       await runtime.dispose();
       logger.info('gateway stopped');

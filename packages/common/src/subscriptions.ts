@@ -13,10 +13,10 @@ export function activeSubscriptionsGauge(registry: Registry): Gauge {
 
 /**
  * `source`, counted in `gauge` from its first read until it ends: completed, failed, or returned by its consumer (a
- * client that left), and `source` is returned in every case. A Repeater, not an async generator: a generator that
+ * client that left), and `source` is returned in every case; `onEnd` runs then too. A Repeater, not an async generator: a generator that
  * waits for the source's next event cannot be returned before that event arrives, so a quiet stream would leak.
  */
-export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge): AsyncIterableIterator<T> {
+export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, onEnd?: () => void): AsyncIterableIterator<T> {
   return new Repeater<T>(async (push, stop) => {
     gauge.inc();
     const iterator = source[Symbol.asyncIterator]();
@@ -32,6 +32,7 @@ export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge): As
       }
     } finally {
       gauge.dec();
+      onEnd?.();
       stop();
       await release;
     }
