@@ -11,6 +11,8 @@ export interface WsClientOptions {
   token?: string;
   /** Where the token goes: the connection_init payload (default) or the handshake's Authorization header. */
   via?: 'payload' | 'header';
+  /** Called with the socket once it is open (to cut it abruptly, say). */
+  onOpened?: (socket: WebSocket) => void;
   /** Called with the close event when the connection closes. */
   onClosed?: (event: { code: number; reason: string }) => void;
 }
@@ -30,7 +32,10 @@ export function wsClient(url: string, options: WsClientOptions = {}): WsClient {
       : WebSocket,
     ...(options.via !== 'header' && authorization ? { connectionParams: { Authorization: authorization } } : {}),
     retryAttempts: 0,
-    on: { closed: (event) => options.onClosed?.(event as { code: number; reason: string }) },
+    on: {
+      opened: (socket) => options.onOpened?.(socket as WebSocket),
+      closed: (event) => options.onClosed?.(event as { code: number; reason: string }),
+    },
   });
 }
 
