@@ -86,11 +86,13 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
         throw error;
       }
     },
-    onSubscribe(ctx, id, payload) {
+    async onSubscribe(ctx, id, payload) {
       // ctx.subscriptions already holds this one.
       if (Object.keys(ctx.subscriptions).length > settings.maxSubscriptionsPerConnection) {
         return [tooManySubscriptions(settings.maxSubscriptionsPerConnection)];
       }
+      // The runtime loads the supergraph when its first HTTP request arrives; a WebSocket may come first.
+      await runtime.getSchema();
       return runtimeOptions.onSubscribe!(ctx, id, payload);
     },
   };

@@ -1,6 +1,7 @@
 // Order events (DESIGN section 6): published after an order is created or its status changes, carried by Redis
 // pub/sub to the subscribers of every replica; without REDIS_URL, to this process's subscribers only (development).
 // Delivery is at most once: an event published while Redis is unreachable is dropped, logged and counted.
+import { setMaxListeners } from 'node:events';
 import { Repeater, SlidingBuffer } from '@repeaterjs/repeater';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { Counter, type Registry } from 'prom-client';
@@ -61,7 +62,9 @@ function orderEvents(carrier: Carrier, extra: Pick<OrderEvents, 'ping' | 'close'
 
 /** Events within this process only: for development without Redis (announced at start). */
 export function inProcessOrderEvents(): OrderEvents {
-  return orderEvents(new EventTarget(), { ping: async () => {}, close: async () => {} });
+  const target = new EventTarget();
+  setMaxListeners(0, target); // one listener per subscriber: many is normal, not a leak
+  return orderEvents(target, { ping: async () => {}, close: async () => {} });
 }
 
 /** JSON turns dates into strings; the order's resolvers expect Dates again. */
