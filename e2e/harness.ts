@@ -21,8 +21,18 @@ export interface Supergraph {
   /** Sum of a subgraph's datastore operations so far (optionally of one collection or operation). */
   storeCalls(subgraph: SubgraphName, labels?: Record<string, string>): Promise<number>;
   /** Every gateway with the orders instance it routes to; the first is `url` with `subgraphs.orders`. */
-  replicas: { url: string; orders: string }[];
+  replicas: Replica[];
   stop(): Promise<void>;
+}
+
+export interface Replica {
+  /** The gateway's /graphql URL. */
+  url: string;
+  /** The /graphql URL of the orders instance it routes to. */
+  orders: string;
+  /** Stops that orders instance, as a replica that goes away. */
+  stopOrders(): Promise<void>;
+  stopGateway(): Promise<void>;
 }
 
 export interface SupergraphOptions {
@@ -40,30 +50,34 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
   const env = { LOG_LEVEL: 'silent', SEED: 'true', ...options.env };
   const logger = (name: string) => createLogger(name, env.LOG_LEVEL);
   const started: { stop(): Promise<void> }[] = [];
-  const listen = async (service: SubgraphService | Gateway) => {
-    started.push(service);
-    return service.listen(0, '127.0.0.1');
+  /** Starts a service; the stop it returns is the one `stop()` runs too, and runs once however often called. */
+  const launch = async (service: SubgraphService | Gateway) => {
+    let stopped: Promise<void> | undefined;
+    const stop = () => (stopped ??= service.stop());
+    started.push({ stop });
+    return { url: await service.listen(0, '127.0.0.1'), stop };
   };
+  const listen = async (service: SubgraphService | Gateway) => (await launch(service)).url;
   try {
     const catalog = await listen(await createCatalogService(loadCatalogConfig(env), logger('catalog')));
     const replicaCount = options.replicas ?? 1;
     const database = replicaCount > 1 && !options.env?.['MONGO_URL'] ? sharedDatabase() : undefined;
-    const ordersReplicas: string[] = [];
+    const ordersReplicas: { url: string; stop(): Promise<void> }[] = [];
     for (let i = 0; i < replicaCount; i++) {
       const config = loadOrdersConfig({ ...env, CATALOG_URL: catalog });
-      ordersReplicas.push(await listen(await createOrdersService(config, logger('orders'), { database })));
+      ordersReplicas.push(await launch(await createOrdersService(config, logger('orders'), { database })));
     }
-    const orders = ordersReplicas[0]!;
+    const orders = ordersReplicas[0]!.url;
     const users = await listen(
       await createUsersService(loadUsersConfig({ ...env, ORDERS_URL: orders, CATALOG_URL: catalog }), logger('users')),
     );
     const subgraphs = { users, orders, catalog };
     const gatewayConfig = loadGatewayConfig({ ...env, ...options.gatewayEnv });
-    const replicas = [];
+    const replicas: Replica[] = [];
     for (const ordersReplica of ordersReplicas) {
-      const supergraph = composeSupergraph(readSupergraphConfig(), { ...subgraphs, orders: ordersReplica });
-      const url = await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') }));
-      replicas.push({ url, orders: ordersReplica });
+      const supergraph = composeSupergraph(readSupergraphConfig(), { ...subgraphs, orders: ordersReplica.url });
+      const gateway = await launch(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') }));
+      replicas.push({ url: gateway.url, orders: ordersReplica.url, stopOrders: ordersReplica.stop, stopGateway: gateway.stop });
     }
     return {
       url: replicas[0]!.url,

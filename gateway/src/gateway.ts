@@ -26,7 +26,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
   const verify = createTokenVerifier(authSettings(config));
-  const subscriptions = subscriptionTracking(registry);
+  const subscriptions = subscriptionTracking(registry, logger);
   const transportEntries = {
     ...Object.fromEntries(Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }])),
     ...SUBSCRIPTION_TRANSPORT,

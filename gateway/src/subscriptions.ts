@@ -3,7 +3,8 @@
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { activeSubscriptionsGauge, trackSubscription } from '@ordergraph/common';
+import { ErrorCode, activeSubscriptionsGauge, trackSubscription, type Logger } from '@ordergraph/common';
+import { GraphQLError } from 'graphql';
 import type { Registry } from 'prom-client';
 
 /**
@@ -39,8 +40,24 @@ export interface SubscriptionTracking {
   cutEventStreams(): void;
 }
 
-export function subscriptionTracking(registry: Registry): SubscriptionTracking {
+/**
+ * What a client sees when the upstream of its subscription fails (the subgraph instance went away, say): Hive reports
+ * the transport's own error ("connect ECONNREFUSED <address>"), which has no code and names internal addresses.
+ */
+function upstreamFailure(logger: Logger) {
+  return (error: unknown) => {
+    const code = error instanceof GraphQLError ? error.extensions['code'] : undefined;
+    if (typeof code === 'string') return error;
+    logger.warn({ err: error }, 'subscription upstream failed');
+    return new GraphQLError('The service behind this subscription is unavailable; subscribe again', {
+      extensions: { code: ErrorCode.SUBGRAPH_UNAVAILABLE },
+    });
+  };
+}
+
+export function subscriptionTracking(registry: Registry, logger: Logger): SubscriptionTracking {
   const gauge = activeSubscriptionsGauge(registry);
+  const mapError = upstreamFailure(logger);
   const eventStreams = new Set<Socket>();
   return {
     plugin: {
@@ -50,7 +67,8 @@ export function subscriptionTracking(registry: Registry): SubscriptionTracking {
           const { request, req } = context as HttpContext;
           const socket = request?.headers.get('accept')?.includes('text/event-stream') ? req?.socket : undefined;
           if (socket) eventStreams.add(socket);
-          setResult(trackSubscription(result, gauge, () => socket && eventStreams.delete(socket)));
+          const onEnd = () => socket && eventStreams.delete(socket);
+          setResult(trackSubscription(result, gauge, { onEnd, mapError }));
         },
       }),
     },

@@ -11,12 +11,19 @@ export function activeSubscriptionsGauge(registry: Registry): Gauge {
   });
 }
 
+export interface TrackOptions {
+  /** Runs once the stream has ended, however it ended. */
+  onEnd?: () => void;
+  /** What the consumer sees instead of the error the source failed with. */
+  mapError?: (error: unknown) => unknown;
+}
+
 /**
  * `source`, counted in `gauge` from its first read until it ends: completed, failed, or returned by its consumer (a
- * client that left), and `source` is returned in every case; `onEnd` runs then too. A Repeater, not an async generator: a generator that
+ * client that left), and `source` is returned in every case. A Repeater, not an async generator: a generator that
  * waits for the source's next event cannot be returned before that event arrives, so a quiet stream would leak.
  */
-export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, onEnd?: () => void): AsyncIterableIterator<T> {
+export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, options: TrackOptions = {}): AsyncIterableIterator<T> {
   return new Repeater<T>(async (push, stop) => {
     gauge.inc();
     const iterator = source[Symbol.asyncIterator]();
@@ -26,13 +33,15 @@ export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, onE
       for (;;) {
         const next = iterator.next();
         next.catch(() => undefined); // once stopped, nobody awaits it
-        const result = await Promise.race([next, stop]);
+        const result = await Promise.race([next, stop]).catch((error: unknown) => {
+          throw options.mapError ? options.mapError(error) : error;
+        });
         if (result === undefined || result.done) return;
         await push(result.value);
       }
     } finally {
       gauge.dec();
-      onEnd?.();
+      options.onEnd?.();
       stop();
       await release;
     }
