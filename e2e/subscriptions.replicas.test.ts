@@ -1,22 +1,23 @@
-// Two orders-subgraph instances and two gateways on one Redis, as a scaled-out deployment: a mutation through either
-// replica reaches the subscribers of both, and a replica that goes away takes nothing of the other's with it.
+// Two orders-subgraph instances, each behind a gateway of its own, on one Redis and one datastore, as a scaled-out
+// deployment: a mutation through either replica reaches the subscribers of both, and a replica that goes away takes
+// nothing of the other's with it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/common';
 import { graphql, readCounter, redisSubscriptions, sseClient, startRedis, subscribe, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
-import { startSupergraph, type Replica, type Supergraph } from './harness.js';
+import { startReplicas, type Replica, type Replicated } from './replicas.js';
 
 let redis: TestRedis;
-let supergraph: Supergraph;
+let deployment: Replicated;
 let admin: string;
 let alice: string;
 
 beforeAll(async () => {
   redis = await startRedis();
-  supergraph = await startSupergraph({ env: { REDIS_URL: redis.url }, replicas: 2 });
+  deployment = await startReplicas(2, { env: { REDIS_URL: redis.url } });
   [admin, alice] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001')]);
 });
 afterAll(async () => {
-  await supergraph?.stop();
+  await deployment?.stop();
   await redis?.close();
 });
 
@@ -44,7 +45,7 @@ async function mutate(gateway: string, query: string, variables: Record<string, 
 
 describe('two replicas on one Redis', () => {
   it('deliver a mutation made through either replica to the subscribers of both, over both transports', async () => {
-    const [a, b] = [supergraph.replicas[0]!, supergraph.replicas[1]!];
+    const [a, b] = [deployment.replicas[0]!, deployment.replicas[1]!];
     expect(a.orders).not.toBe(b.orders);
     const createdOnB = subscribe(wsClient(b.url, { token: admin }), `subscription { newOrderCreated { ${ORDER} } }`);
     const createdOnA = subscribe(sseClient(a.url, { token: alice }), `subscription { newOrderCreated { ${ORDER} } }`);
@@ -83,7 +84,7 @@ describe('two replicas on one Redis', () => {
   });
 
   it('a gateway that goes away closes its WebSockets with 1001 and releases its upstream subscriptions and channels', async () => {
-    const [a, b] = [supergraph.replicas[0]!, supergraph.replicas[1]!];
+    const [a, b] = [deployment.replicas[0]!, deployment.replicas[1]!];
     let closeCode: number | undefined;
     const onB = subscribe(wsClient(b.url, { token: admin, onClosed: (event) => (closeCode = event.code) }), NEW_ORDER);
     const onA = subscribe(wsClient(a.url, { token: admin }), NEW_ORDER);
@@ -100,7 +101,7 @@ describe('two replicas on one Redis', () => {
   });
 
   it('an orders instance that goes away fails its streams with SUBGRAPH_UNAVAILABLE, and everything is released', async () => {
-    const a = supergraph.replicas[0]!;
+    const a = deployment.replicas[0]!;
     const overWs = subscribe(wsClient(a.url, { token: admin }), NEW_ORDER);
     const overSse = subscribe(sseClient(a.url, { token: admin }), NEW_ORDER);
     await serving(a, 2);

@@ -29,8 +29,7 @@ export function useAuthentication(verify: TokenVerifier): GatewayPlugin<ViewerCo
       }
     },
     onContextBuilding({ context, extendContext }) {
-      // A WebSocket operation arrives with the viewer its connection authenticated (websocket.ts).
-      extendContext({ viewer: viewers.get(context.request) ?? context.viewer ?? null });
+      extendContext({ viewer: viewers.get(context.request) ?? null });
     },
   };
 }
