@@ -25,12 +25,12 @@ export interface Gateway {
 export function createGateway({ config, supergraph, logger }: GatewayOptions): Gateway {
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
-  const verify = createTokenVerifier(authSettings(config));
   const subscriptions = subscriptionTracking(registry, logger);
-  const transportEntries = {
-    ...Object.fromEntries(Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }])),
-    ...SUBSCRIPTION_TRANSPORT,
-  };
+  const verify = createTokenVerifier(authSettings(config));
+  const transportEntries = Object.fromEntries(
+    Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
+  );
+  Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
   const runtime = createGatewayRuntime({
     supergraph,

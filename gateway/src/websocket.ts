@@ -5,16 +5,9 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
-import {
-  ErrorCode,
-  InvalidTokenError,
-  viewerFromHeader,
-  websocketAuthorization,
-  type TokenVerifier,
-  type Viewer,
-} from '@ordergraph/common';
+import { ErrorCode, websocketAuthentication, type TokenVerifier } from '@ordergraph/common';
 import { GraphQLError } from 'graphql';
-import { DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type Context, type ServerOptions } from 'graphql-ws';
+import { DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { LegacyProtocolSocket } from './legacy-ws.js';
@@ -35,11 +28,6 @@ const CLOSE_GRACE_MS = 2_000;
 export interface WebSocketEndpoint {
   /** Closes every connection with 1001 (Going away) and stops accepting new ones. */
   dispose(): Promise<void>;
-}
-
-interface Identity {
-  viewer: Viewer;
-  authorization: string | undefined;
 }
 
 function tooManySubscriptions(limit: number): GraphQLError {
@@ -64,9 +52,9 @@ function offeredProtocols(request: http.IncomingMessage): string[] {
 }
 
 export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime, settings: WebSocketSettings): WebSocketEndpoint {
-  const identities = new WeakMap<Context, Identity>();
+  const authentication = websocketAuthentication(settings.verify);
   const runtimeOptions = getGraphQLWSOptions<Record<string, unknown>, Extra>(runtime, (ctx) => {
-    const { viewer, authorization } = identities.get(ctx) ?? { viewer: null, authorization: undefined };
+    const { viewer, authorization } = authentication.identityOf(ctx);
     const headers = requestHeaders(ctx.extra.request, authorization);
     const url = new URL(ctx.extra.request.url ?? settings.path, `http://${headers['host'] ?? 'localhost'}`);
     // Each operation sees the connection's credential as its request's Authorization header, so it reaches the
@@ -76,16 +64,7 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
   const options: ServerOptions<Record<string, unknown> | undefined, Extra> = {
     ...runtimeOptions,
     connectionInitWaitTimeout: settings.connectionInitWaitTimeoutMs,
-    async onConnect(ctx) {
-      const authorization = websocketAuthorization(ctx.connectionParams, ctx.extra.request.headers.authorization);
-      try {
-        identities.set(ctx, { viewer: await viewerFromHeader(settings.verify, authorization), authorization });
-        return true;
-      } catch (error) {
-        if (error instanceof InvalidTokenError) return false;
-        throw error;
-      }
-    },
+    onConnect: authentication.onConnect,
     async onSubscribe(ctx, id, payload) {
       // ctx.subscriptions already holds this one.
       if (Object.keys(ctx.subscriptions).length > settings.maxSubscriptionsPerConnection) {

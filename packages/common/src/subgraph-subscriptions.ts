@@ -3,13 +3,12 @@
 // caller's bearer token in connection_init; the subgraph verifies it itself, as it does for HTTP.
 import type http from 'node:http';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
-import type { Context } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
-import { InvalidTokenError, viewerFromHeader, type TokenVerifier } from './auth.js';
+import type { TokenVerifier } from './auth.js';
 import type { RequestIdentity } from './subgraph.js';
-import { activeSubscriptionsGauge, trackSubscription, websocketAuthorization } from './subscriptions.js';
+import { activeSubscriptionsGauge, trackSubscription, websocketAuthentication } from './subscriptions.js';
 
 export interface SubgraphSubscriptionsOptions<TContext> {
   httpServer: http.Server;
@@ -33,23 +32,13 @@ const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
 export function serveSubgraphSubscriptions<TContext>(options: SubgraphSubscriptionsOptions<TContext>): Disposable {
   const { formatError } = options;
   const gauge = activeSubscriptionsGauge(options.registry);
-  const identities = new WeakMap<Context, RequestIdentity>();
+  const authentication = websocketAuthentication(options.verifyToken);
   const wsServer = new WebSocketServer({ server: options.httpServer, path: options.path });
   const server = useServer(
     {
       schema: options.schema,
-      // A token that does not verify closes the connection with 4403 (Forbidden).
-      async onConnect(ctx) {
-        const authorization = websocketAuthorization(ctx.connectionParams, ctx.extra.request.headers.authorization);
-        try {
-          identities.set(ctx, { viewer: await viewerFromHeader(options.verifyToken, authorization), authorization });
-          return true;
-        } catch (error) {
-          if (error instanceof InvalidTokenError) return false;
-          throw error;
-        }
-      },
-      context: (ctx) => options.createContext(identities.get(ctx) ?? { viewer: null, authorization: undefined }),
+      onConnect: authentication.onConnect,
+      context: (ctx) => options.createContext(authentication.identityOf(ctx)),
       onOperation: (_ctx, _id, _payload, _args, result) =>
         isAsyncIterable(result) ? trackSubscription(result, gauge) : undefined,
       onNext: (_ctx, _id, _payload, _args, result) =>

@@ -1,7 +1,10 @@
 // What the gateway and the subgraphs share about subscription streams: the graphql_active_subscriptions gauge, the
-// wrapper that keeps it true however a stream ends, and where a WebSocket connection carries its credential.
+// wrapper that keeps it true however a stream ends, and how a WebSocket connection authenticates.
+import type { IncomingMessage } from 'node:http';
 import { Repeater } from '@repeaterjs/repeater';
 import { Gauge, type Registry } from 'prom-client';
+import { InvalidTokenError, viewerFromHeader, type TokenVerifier } from './auth.js';
+import type { RequestIdentity } from './subgraph.js';
 
 export function activeSubscriptionsGauge(registry: Registry): Gauge {
   return new Gauge({
@@ -58,4 +61,32 @@ export function websocketAuthorization(
 ): string | undefined {
   const fromPayload = connectionParams?.['Authorization'] ?? connectionParams?.['authorization'];
   return typeof fromPayload === 'string' ? fromPayload : handshakeHeader;
+}
+
+/** What graphql-ws's connection hooks see of a connection on a `ws` server (its Context with the ws Extra). */
+interface ConnectionContext {
+  readonly connectionParams?: Readonly<Record<string, unknown>> | undefined;
+  readonly extra: { readonly request: IncomingMessage };
+}
+
+/**
+ * Authenticates a graphql-ws connection once, at connection_init: `onConnect` is the graphql-ws hook (false, which
+ * closes the connection with 4403, when a presented token does not verify; no token is an anonymous connection),
+ * and `identityOf` tells each operation on the connection who sent it.
+ */
+export function websocketAuthentication(verify: TokenVerifier) {
+  const identities = new WeakMap<ConnectionContext, RequestIdentity>();
+  return {
+    async onConnect(ctx: ConnectionContext): Promise<boolean> {
+      const authorization = websocketAuthorization(ctx.connectionParams, ctx.extra.request.headers.authorization);
+      try {
+        identities.set(ctx, { viewer: await viewerFromHeader(verify, authorization), authorization });
+        return true;
+      } catch (error) {
+        if (error instanceof InvalidTokenError) return false;
+        throw error;
+      }
+    },
+    identityOf: (ctx: ConnectionContext): RequestIdentity => identities.get(ctx) ?? { viewer: null, authorization: undefined },
+  };
 }
