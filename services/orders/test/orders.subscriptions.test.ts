@@ -139,3 +139,16 @@ describe('a Redis outage', () => {
     await events.close();
   });
 });
+
+describe('shutdown', () => {
+  it('closes its WebSockets with 1001 (Going away) and releases their subscriptions', async () => {
+    const instance = await startOrders(catalog.url, { REDIS_URL: redis.url });
+    const closed = new Promise<number>((resolve) => {
+      subscribe(wsClient(instance.url, { token: admin, onClosed: (event) => resolve(event.code) }), NEW_ORDER);
+    });
+    await waitFor(async () => (await readCounter(instance.metricsUrl, 'graphql_active_subscriptions')) === 1, 'subscribed');
+    await instance.stop();
+    expect(await closed).toBe(1001);
+    await waitFor(async () => (await subscribers(CREATED_CHANNEL)) === 0, 'its Redis channel released');
+  });
+});
