@@ -1,6 +1,6 @@
 // Boots the whole supergraph in-process on free ports: the three subgraphs, seeded, and the gateway composed from
 // supergraph.yaml with the subgraphs' real URLs. Every request in the e2e suites goes over real HTTP.
-import { createLogger, type SubgraphService } from '@ordergraph/common';
+import { createLogger, type DocumentDatabase, type SubgraphService } from '@ordergraph/common';
 import { createCatalogService } from '@ordergraph/catalog';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
@@ -29,6 +29,8 @@ export interface Supergraph {
 }
 
 export interface SupergraphOptions {
+  /** The orders subgraph's datastore, to share it with more orders instances (replicas.ts). */
+  ordersDatabase?: DocumentDatabase;
   /** Extra environment for every process, for example NODE_ENV or limits. */
   env?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
@@ -52,7 +54,9 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
   };
   try {
     const catalog = await listen(await createCatalogService(loadCatalogConfig(env), logger('catalog')));
-    const orders = await listen(await createOrdersService(loadOrdersConfig({ ...env, CATALOG_URL: catalog }), logger('orders')));
+    const orders = await listen(
+      await createOrdersService(loadOrdersConfig({ ...env, CATALOG_URL: catalog }), logger('orders'), { database: options.ordersDatabase }),
+    );
     const users = await listen(
       await createUsersService(loadUsersConfig({ ...env, ORDERS_URL: orders, CATALOG_URL: catalog }), logger('users')),
     );

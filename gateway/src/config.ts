@@ -4,6 +4,12 @@ import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js'
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  /** Subscriptions one WebSocket connection may have active at once. */
+  MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20),
+  /** A WebSocket client that has not sent connection_init by then is closed (4408). */
+  WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(3_000),
+  /** WebSocket ping interval; a peer that misses a ping is dropped and its subscriptions released. */
+  WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000),
   /** The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml. */
   SUPERGRAPH_PATH: z.string().optional(),
   /** How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once. */

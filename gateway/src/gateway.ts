@@ -10,6 +10,8 @@ import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { useMetrics } from './metrics.js';
+import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
+import { serveWebSockets } from './websocket.js';
 
 const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -28,11 +30,13 @@ export interface Gateway {
 export function createGateway({ config, supergraph, logger }: GatewayOptions): Gateway {
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
+  const subscriptions = subscriptionTracking(registry, logger);
   const verify = createTokenVerifier(authSettings(config));
   const publicError = createErrorPolicy({ production });
   const transportEntries = Object.fromEntries(
     Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
   );
+  Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
   const runtime = createGatewayRuntime({
     supergraph,
@@ -59,12 +63,20 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useHttpSemantics(GRAPHQL_ENDPOINT),
       useIntrospectionPolicy(introspectionMode(config)),
       useErrorPolicy(publicError),
+      subscriptions.plugin,
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
   });
 
   const server = http.createServer(runtime);
+  const websockets = serveWebSockets(server, runtime, {
+    path: GRAPHQL_ENDPOINT,
+    verify,
+    maxSubscriptionsPerConnection: config.MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    connectionInitWaitTimeoutMs: config.WS_CONNECTION_INIT_TIMEOUT_MS,
+    keepAliveMs: config.WS_KEEPALIVE_MS,
+  });
   return {
     listen(port, host = '0.0.0.0') {
       return new Promise((resolve, reject) => {
@@ -78,9 +90,13 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       });
     },
     async stop() {
+      // WebSocket clients are told 1001 (Going away) and SSE streams cut, so both reconnect elsewhere; other
+      // in-flight requests finish.
+      await websockets.dispose();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        subscriptions.cutEventStreams();
       });
       await runtime.dispose();
       logger.info('gateway stopped');

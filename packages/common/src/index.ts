@@ -13,3 +13,4 @@ export * from './scalars.js';
 export * from './search.js';
 export * from './store/index.js';
 export * from './subgraph.js';
+export * from './subscriptions.js';

@@ -15,6 +15,7 @@ import { InvalidTokenError, viewerFromHeader, type TokenVerifier, type Viewer } 
 import { ErrorCode, createErrorMasker } from './errors.js';
 import type { Logger } from './logger.js';
 import { graphqlRequestHistogram } from './metrics.js';
+import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
 
 export interface SubgraphServiceOptions<TContext extends BaseContext> {
   name: string;
@@ -30,6 +31,8 @@ export interface SubgraphServiceOptions<TContext extends BaseContext> {
   registry: Registry;
   logger: Logger;
   production: boolean;
+  /** Serve the schema's Subscription fields over graphql-ws at /graphql too. */
+  subscriptions?: boolean;
 }
 
 /** Who sent a request: the verified viewer, and the credential to forward when the subgraph calls another. */
@@ -70,13 +73,19 @@ export async function createSubgraphService<TContext extends BaseContext>(
     typeDefs: parse(options.typeDefs),
     resolvers: options.resolvers as GraphQLResolverMap<unknown>,
   });
+  const formatError = createErrorMasker((error) => logger.error({ err: error }, 'internal error'));
+  const subscriptions = options.subscriptions
+    ? serveSubgraphSubscriptions({ ...options, httpServer, path: '/graphql', schema, formatError })
+    : undefined;
   const apollo = new ApolloServer<TContext>({
     schema,
     includeStacktraceInErrorResponses: false,
     hideSchemaDetailsFromClientErrors: options.production,
-    formatError: createErrorMasker((error) => logger.error({ err: error }, 'internal error')),
+    formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
+      // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
+      ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
       requestMetricsPlugin(registry),
       ...(options.production ? [ApolloServerPluginLandingPageDisabled()] : []),
     ],

@@ -2,3 +2,4 @@ export * from './backends.js';
 export * from './http.js';
 export * from './identity-provider.js';
 export * from './redis.js';
+export * from './subscriptions.js';

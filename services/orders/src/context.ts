@@ -1,5 +1,6 @@
 import type { RequestIdentity, Viewer } from '@ordergraph/common';
 import type { OrderCommands } from './domain/orders.js';
+import type { OrderEvents } from './events.js';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { OrderStore } from './store/orders.js';
 
@@ -9,8 +10,10 @@ export interface Context {
   loaders: Loaders;
   /** Writes go through these. */
   orders: OrderCommands;
+  /** Subscriptions listen here. */
+  events: OrderEvents;
 }
 
-export function contextFactory(store: OrderStore, orders: OrderCommands) {
-  return ({ viewer }: RequestIdentity): Context => ({ viewer, loaders: createLoaders(store), orders });
+export function contextFactory(store: OrderStore, orders: OrderCommands, events: OrderEvents) {
+  return ({ viewer }: RequestIdentity): Context => ({ viewer, loaders: createLoaders(store), orders, events });
 }

@@ -9,6 +9,7 @@ import {
   datastoreOperationsCounter,
   instrumentDatabase,
   openDatabase,
+  type DocumentDatabase,
   type Logger,
   type SubgraphService,
 } from '@ordergraph/common';
@@ -16,32 +17,50 @@ import { createCatalogClient } from './catalog.js';
 import type { OrdersConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { createOrderCommands } from './domain/orders.js';
+import { inProcessOrderEvents, redisOrderEvents } from './events.js';
 import { resolvers } from './resolvers/index.js';
 import { seedOrders } from './seed.js';
 import { OrderStore } from './store/orders.js';
 
 export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
 
-export async function createOrdersService(config: OrdersConfig, logger: Logger = createLogger('orders', config.LOG_LEVEL)): Promise<SubgraphService> {
+export interface OrdersServiceDeps {
+  /** A datastore to use instead of opening one: replicas in one test process share it, as they would MongoDB. */
+  database?: DocumentDatabase;
+}
+
+export async function createOrdersService(
+  config: OrdersConfig,
+  logger: Logger = createLogger('orders', config.LOG_LEVEL),
+  deps: OrdersServiceDeps = {},
+): Promise<SubgraphService> {
   const registry = createMetricsRegistry('orders');
   const db = instrumentDatabase(
-    await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB }),
+    deps.database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB })),
     datastoreOperationsCounter(registry),
   );
   logger.info({ backend: db.backend }, 'datastore opened');
   const store = await OrderStore.open(db);
   if (config.SEED) logger.info({ orders: await seedOrders(store) }, 'seeded');
-  const orders = createOrderCommands(store, createCatalogClient(config.CATALOG_URL, logger));
+  if (!config.REDIS_URL) logger.warn('REDIS_URL is not set: order events reach this process only (development only)');
+  const events = config.REDIS_URL ? redisOrderEvents(config.REDIS_URL, logger, registry) : inProcessOrderEvents();
+  const orders = createOrderCommands(store, createCatalogClient(config.CATALOG_URL, logger), events);
   return createSubgraphService({
     name: 'orders',
     typeDefs,
     resolvers,
     verifyToken: createTokenVerifier(authSettings(config)),
-    createContext: contextFactory(store, orders),
-    checkReady: () => db.ping(),
-    close: () => db.close(),
+    createContext: contextFactory(store, orders, events),
+    async checkReady() {
+      await Promise.all([db.ping(), events.ping()]);
+    },
+    async close() {
+      await events.close();
+      await db.close();
+    },
     registry,
     logger,
     production: config.NODE_ENV === 'production',
+    subscriptions: true,
   });
 }

@@ -7,6 +7,7 @@ import { storeBackends } from '@ordergraph/testkit';
 import { createCatalogClient } from '../src/catalog.js';
 import { createOrderCommands, decideUpdate, MAX_WRITE_ATTEMPTS, normalizeItems, type OrderCommands } from '../src/domain/orders.js';
 import type { OrderStatus } from '../src/domain/transitions.js';
+import { inProcessOrderEvents } from '../src/events.js';
 import { OrderStore, type OrderDoc } from '../src/store/orders.js';
 
 const OWNER: Identity = { userId: toGlobalId('User', 'user-owner'), role: 'USER' };
@@ -100,7 +101,7 @@ describe.each(storeBackends())('order commands ($name)', (backend) => {
   beforeEach(async () => {
     db = await backend.open();
     store = await OrderStore.open(db);
-    orders = createOrderCommands(store, catalogNotNeeded);
+    orders = createOrderCommands(store, catalogNotNeeded, inProcessOrderEvents());
   });
 
   afterEach(async () => {
@@ -112,6 +113,23 @@ describe.each(storeBackends())('order commands ($name)', (backend) => {
     const outcome = await orders.update(ADMIN, orderId(order), { status: 'PROCESSING' });
     expect(outcome).toEqual({ ok: true, order: { ...order, status: 'PROCESSING', version: 1, updatedAt: expect.any(Date) } });
     expect(await store.findById(order._id)).toEqual(outcome.ok && outcome.order);
+  });
+
+  it('publishes each status change as committed (its new version); refused moves publish nothing', async () => {
+    const published: Pick<OrderDoc, 'status' | 'version'>[] = [];
+    const commands = createOrderCommands(store, catalogNotNeeded, {
+      orderCreated: () => {},
+      statusChanged: ({ status, version }) => published.push({ status, version }),
+    });
+    const order = await pendingOrder();
+    await commands.update(ADMIN, orderId(order), { status: 'PROCESSING' });
+    await commands.update(ADMIN, orderId(order), { status: 'DELIVERED' });
+    await commands.update(STRANGER, orderId(order), { status: 'CANCELLED' });
+    await commands.cancel(ADMIN, orderId(order));
+    expect(published).toEqual([
+      { status: 'PROCESSING', version: 1 },
+      { status: 'CANCELLED', version: 2 },
+    ]);
   });
 
   it('refuses a malformed or unknown ID as NOT_FOUND, and anonymous callers as UNAUTHENTICATED', async () => {
@@ -167,7 +185,7 @@ describe.each(storeBackends())('order commands ($name)', (backend) => {
         return null;
       },
     });
-    const commands = createOrderCommands(losing, catalogNotNeeded);
+    const commands = createOrderCommands(losing, catalogNotNeeded, inProcessOrderEvents());
     await expect(commands.update(ADMIN, orderId(order), { status: 'PROCESSING' })).rejects.toMatchObject({ extensions: { code: 'CONFLICT' } });
     expect(attempts).toBe(MAX_WRITE_ATTEMPTS);
     expect(await store.findById(order._id)).toEqual(order);

@@ -19,9 +19,9 @@ async function listen(service: { listen(port: number, host: string): Promise<str
   return { url, metricsUrl: url.replace(/\/graphql$/, '/metrics'), stop: () => service.stop() };
 }
 
-/** The orders subgraph, seeded, on the embedded store. */
-export async function startOrders(catalogUrl = UNREACHABLE_CATALOG_URL): Promise<Running> {
-  const config = loadOrdersConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', SEED: 'true', CATALOG_URL: catalogUrl });
+/** The orders subgraph, seeded, on the embedded store; `env` adds settings (REDIS_URL, say). */
+export async function startOrders(catalogUrl = UNREACHABLE_CATALOG_URL, env: Record<string, string> = {}): Promise<Running> {
+  const config = loadOrdersConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', SEED: 'true', CATALOG_URL: catalogUrl, ...env });
   return listen(await createOrdersService(config));
 }
 

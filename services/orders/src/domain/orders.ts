@@ -16,6 +16,7 @@ import {
   type Viewer,
 } from '@ordergraph/common';
 import type { Catalog } from '../catalog.js';
+import type { OrderEventPublisher } from '../events.js';
 import type { LineItemDoc, OrderDoc, OrderStore } from '../store/orders.js';
 import { checkItemsEdit, checkStatusChange, EDITABLE_STATUS, type OrderStatus } from './transitions.js';
 
@@ -113,7 +114,7 @@ export function normalizeItems(lines: readonly LineItemInput[]): LineItemInput[]
   });
 }
 
-export function createOrderCommands(store: OrderStore, catalog: Catalog) {
+export function createOrderCommands(store: OrderStore, catalog: Catalog, events: OrderEventPublisher) {
   /** Prices normalized lines at the catalog's current prices: one catalog request per call. */
   async function priceItems(lines: readonly LineItemInput[]): Promise<LineItemDoc[]> {
     const prices = await catalog.currentPriceCents(lines.map((line) => line.productId));
@@ -140,7 +141,10 @@ export function createOrderCommands(store: OrderStore, catalog: Catalog) {
       if (refusal) return { ok: false, refusal };
       if (lines && !items) items = await priceItems(lines);
       const committed = await store.compareAndSet(current, { status: input.status ?? undefined, items });
-      if (committed) return { ok: true, order: committed };
+      if (committed) {
+        if (committed.status !== current.status) events.statusChanged(committed);
+        return { ok: true, order: committed };
+      }
       if (attempt === MAX_WRITE_ATTEMPTS) break;
       // Jitter, so writers that collided do not collide again in lockstep.
       await sleep(Math.random() * 5 * attempt);
@@ -153,7 +157,9 @@ export function createOrderCommands(store: OrderStore, catalog: Catalog) {
     async create(viewer: Viewer, input: { items: readonly LineItemInput[] }): Promise<OrderDoc> {
       const identity = requireSignedIn(viewer);
       const items = await priceItems(normalizeItems(input.items));
-      return store.create({ userId: identity.userId, items });
+      const order = await store.create({ userId: identity.userId, items });
+      events.orderCreated(order);
+      return order;
     },
     update,
     cancel: (viewer: Viewer, orderId: string): Promise<UpdateOutcome> => update(viewer, orderId, { status: 'CANCELLED' }),

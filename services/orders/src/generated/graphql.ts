@@ -158,6 +158,30 @@ export type SearchHit = {
   score: Scalars['Float']['output'];
 };
 
+/**
+ * Real-time order events, over graphql-ws or Server-Sent Events. Delivery is at most once, in commit order per order;
+ * each event carries the order's updatedAt, so clients can order and deduplicate.
+ */
+export type Subscription = {
+  __typename?: 'Subscription';
+  /** Each order as it is placed: a user's own orders, or every order for an administrator. */
+  newOrderCreated: Order;
+  /**
+   * The order each time its status changes (updateOrder, updateOrderResult, cancelOrder). The order's owner or an
+   * administrator; NOT_FOUND for an unknown order.
+   */
+  orderStatusChanged: Order;
+};
+
+
+/**
+ * Real-time order events, over graphql-ws or Server-Sent Events. Delivery is at most once, in commit order per order;
+ * each event carries the order's updatedAt, so clients can order and deduplicate.
+ */
+export type SubscriptionOrderStatusChangedArgs = {
+  orderId: Scalars['ID']['input'];
+};
+
 /** At least one of status and items. */
 export type UpdateOrderInput = {
   /** Replaces every item, priced anew from the catalog; only while the order is PENDING. */
@@ -311,6 +335,7 @@ export type ResolversTypes = ResolversObject<{
   Product: ResolverTypeWrapper<EntityReference>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   SearchHit: ResolverTypeWrapper<SearchHit>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   UpdateOrderInput: UpdateOrderInput;
   UpdateOrderResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['UpdateOrderResult']>;
   User: ResolverTypeWrapper<EntityReference>;
@@ -336,6 +361,7 @@ export type ResolversParentTypes = ResolversObject<{
   Product: EntityReference;
   Query: Record<PropertyKey, never>;
   SearchHit: SearchHit;
+  Subscription: Record<PropertyKey, never>;
   UpdateOrderInput: UpdateOrderInput;
   UpdateOrderResult: ResolversUnionTypes<ResolversParentTypes>['UpdateOrderResult'];
   User: EntityReference;
@@ -409,6 +435,11 @@ export type SearchHitResolvers<ContextType = Context, ParentType extends Resolve
   score?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
 }>;
 
+export type SubscriptionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
+  newOrderCreated?: SubscriptionResolver<ResolversTypes['Order'], "newOrderCreated", ParentType, ContextType>;
+  orderStatusChanged?: SubscriptionResolver<ResolversTypes['Order'], "orderStatusChanged", ParentType, ContextType, RequireFields<SubscriptionOrderStatusChangedArgs, 'orderId'>>;
+}>;
+
 export type UpdateOrderResultResolvers<ContextType = Context, ParentType extends ResolversParentTypes['UpdateOrderResult'] = ResolversParentTypes['UpdateOrderResult']> = ResolversObject<{
   __resolveType: TypeResolveFn<'InsufficientPermissions' | 'InvalidOrderTransition' | 'Order' | 'OrderNotFound', ParentType, ContextType>;
 }>;
@@ -431,6 +462,7 @@ export type Resolvers<ContextType = Context> = ResolversObject<{
   Product?: ProductResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   SearchHit?: SearchHitResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   UpdateOrderResult?: UpdateOrderResultResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
 }>;

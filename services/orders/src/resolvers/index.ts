@@ -4,6 +4,7 @@ import { LineItem } from './LineItem.js';
 import { Mutation } from './Mutation.js';
 import { Order } from './Order.js';
 import { Query } from './Query.js';
+import { Subscription } from './Subscription.js';
 import { UpdateOrderResult } from './UpdateOrderResult.js';
 import { User } from './User.js';
 
@@ -11,6 +12,7 @@ export const resolvers: Resolvers = {
   DateTime: scalarResolvers.DateTime,
   Query,
   Mutation,
+  Subscription,
   Order,
   LineItem,
   User,

@@ -1,0 +1,75 @@
+// The legacy `graphql-ws` subprotocol (subscriptions-transport-ws: start/data/stop) spoken on a connection that the
+// graphql-ws server handles as if it were graphql-transport-ws: each message is translated on its way in and out, so
+// both protocols share one server, one authentication, one set of limits and one heartbeat. Written by hand because
+// subscriptions-transport-ws, the library that served this protocol, is deprecated and unmaintained, and running it
+// next to graphql-ws would duplicate everything the connection does.
+import { EventEmitter } from 'node:events';
+import { GRAPHQL_TRANSPORT_WS_PROTOCOL, MessageType } from 'graphql-ws';
+import type { WebSocket } from 'ws';
+
+/** subscriptions-transport-ws message types that differ from graphql-transport-ws. */
+const LEGACY_TO_CURRENT: Record<string, string> = { start: MessageType.Subscribe, stop: MessageType.Complete };
+const CURRENT_TO_LEGACY: Record<string, string> = { [MessageType.Next]: 'data' };
+/** graphql-transport-ws messages the legacy protocol has no counterpart for. */
+const NOT_IN_LEGACY = new Set<string>([MessageType.Ping, MessageType.Pong]);
+
+type Message = { type?: unknown } & Record<string, unknown>;
+
+function retype(text: string, types: Record<string, string>): Message | string {
+  let message: Message;
+  try {
+    message = JSON.parse(text) as Message;
+  } catch {
+    return text; // graphql-ws refuses it (4400) as it would any malformed message
+  }
+  const type = typeof message.type === 'string' ? types[message.type] : undefined;
+  return type ? { ...message, type } : message;
+}
+
+/**
+ * A `ws` socket speaking the legacy protocol, presented with the interface graphql-ws's `useServer` drives: it
+ * reports the graphql-transport-ws subprotocol, and sends and receives the translated messages.
+ */
+export class LegacyProtocolSocket extends EventEmitter {
+  readonly protocol = GRAPHQL_TRANSPORT_WS_PROTOCOL;
+  readonly OPEN: number;
+
+  constructor(private readonly socket: WebSocket) {
+    super();
+    this.OPEN = socket.OPEN;
+    socket.on('message', (data) => {
+      const message = retype(String(data), LEGACY_TO_CURRENT);
+      if (typeof message === 'object' && message.type === 'connection_terminate') {
+        socket.close(1000, 'Normal Closure');
+        return;
+      }
+      this.emit('message', typeof message === 'string' ? message : JSON.stringify(message));
+    });
+    for (const event of ['pong', 'close', 'error'] as const) socket.on(event, (...args: unknown[]) => this.emit(event, ...args));
+  }
+
+  get readyState(): number {
+    return this.socket.readyState;
+  }
+
+  send(data: string, callback?: (error?: Error) => void): void {
+    const message = retype(data, CURRENT_TO_LEGACY);
+    if (typeof message === 'object' && typeof message.type === 'string' && NOT_IN_LEGACY.has(message.type)) {
+      callback?.();
+      return;
+    }
+    this.socket.send(typeof message === 'string' ? message : JSON.stringify(message), callback);
+  }
+
+  close(code?: number, reason?: string): void {
+    this.socket.close(code, reason);
+  }
+
+  terminate(): void {
+    this.socket.terminate();
+  }
+
+  ping(): void {
+    this.socket.ping();
+  }
+}

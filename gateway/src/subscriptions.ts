@@ -1,0 +1,79 @@
+// Subscriptions through the gateway: how they reach the subgraph that serves them, the gauge of open streams, and
+// what shutdown does to Server-Sent Events streams.
+import type { Socket } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { ErrorCode, activeSubscriptionsGauge, trackSubscription, type Logger } from '@ordergraph/common';
+import { GraphQLError } from 'graphql';
+import type { Registry } from 'prom-client';
+
+/**
+ * Transport additions for every HTTP subgraph: subscription operations go over graphql-ws to the subgraph's own
+ * /graphql (its HTTP location as ws://), with the caller's Authorization in connection_init for the subgraph to
+ * verify. Callers with the same credential share one upstream connection; it closes once their last subscription
+ * ends.
+ */
+export const SUBSCRIPTION_TRANSPORT = {
+  '*.http': {
+    options: {
+      subscriptions: {
+        kind: 'ws',
+        options: { connectionParams: { Authorization: '{context.headers.authorization}' } },
+      },
+    },
+  },
+};
+
+interface HttpContext {
+  request?: Request;
+  /** Node's request, for operations that came over HTTP (and the upgrade request of a WebSocket). */
+  req?: IncomingMessage;
+}
+
+export interface SubscriptionTracking {
+  /** graphql_active_subscriptions: every stream the gateway serves, over WebSocket or SSE. */
+  plugin: GatewayPlugin;
+  /**
+   * Cuts the connection of every open SSE stream, the event-stream counterpart of a WebSocket's 1001: graphql-sse
+   * clients retry a stream that ends without `complete`, and so reconnect to another replica.
+   */
+  cutEventStreams(): void;
+}
+
+/**
+ * What a client sees when the upstream of its subscription fails (the subgraph instance went away, say): Hive reports
+ * the transport's own error ("connect ECONNREFUSED <address>"), which has no code and names internal addresses.
+ */
+function upstreamFailure(logger: Logger) {
+  return (error: unknown) => {
+    const code = error instanceof GraphQLError ? error.extensions['code'] : undefined;
+    if (typeof code === 'string') return error;
+    logger.warn({ err: error }, 'subscription upstream failed');
+    return new GraphQLError('The service behind this subscription is unavailable; subscribe again', {
+      extensions: { code: ErrorCode.SUBGRAPH_UNAVAILABLE },
+    });
+  };
+}
+
+export function subscriptionTracking(registry: Registry, logger: Logger): SubscriptionTracking {
+  const gauge = activeSubscriptionsGauge(registry);
+  const mapError = upstreamFailure(logger);
+  const eventStreams = new Set<Socket>();
+  return {
+    plugin: {
+      onSubscribe: ({ context }) => ({
+        onSubscribeResult({ result, setResult }) {
+          if (!(Symbol.asyncIterator in result)) return;
+          const { request, req } = context as HttpContext;
+          const socket = request?.headers.get('accept')?.includes('text/event-stream') ? req?.socket : undefined;
+          if (socket) eventStreams.add(socket);
+          const onEnd = () => socket && eventStreams.delete(socket);
+          setResult(trackSubscription(result, gauge, { onEnd, mapError }));
+        },
+      }),
+    },
+    cutEventStreams() {
+      for (const socket of eventStreams) socket.destroy();
+    },
+  };
+}

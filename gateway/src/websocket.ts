@@ -1,0 +1,107 @@
+// Subscriptions over WebSocket at the gateway's /graphql: graphql-ws's server (subprotocol graphql-transport-ws, and
+// the legacy graphql-ws subprotocol translated onto it) running each operation through the gateway runtime, as Hive
+// Gateway's CLI does; the programmatic runtime serves HTTP only. A connection authenticates once, with the handshake's
+// Authorization header or `Authorization` in connection_init; a token that does not verify closes it with 4403.
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
+import { ErrorCode, websocketAuthentication, type TokenVerifier } from '@ordergraph/common';
+import { GraphQLError } from 'graphql';
+import { DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { LegacyProtocolSocket } from './legacy-ws.js';
+
+export interface WebSocketSettings {
+  path: string;
+  verify: TokenVerifier;
+  maxSubscriptionsPerConnection: number;
+  /** A client that has not sent connection_init by then is closed (4408). */
+  connectionInitWaitTimeoutMs: number;
+  /** Ping interval; a peer that has not answered the previous ping is dropped, and its subscriptions released. */
+  keepAliveMs: number;
+}
+
+/** How long a closing handshake may take at shutdown before the socket is cut (a dead peer never answers). */
+const CLOSE_GRACE_MS = 2_000;
+
+export interface WebSocketEndpoint {
+  /** Closes every connection with 1001 (Going away) and stops accepting new ones. */
+  dispose(): Promise<void>;
+}
+
+function tooManySubscriptions(limit: number): GraphQLError {
+  return new GraphQLError(`At most ${limit} subscriptions may be active on one connection`, {
+    extensions: { code: ErrorCode.RATE_LIMITED, limit },
+  });
+}
+
+/** The handshake's headers as one string each, with the connection's credential as `authorization`. */
+function requestHeaders(request: http.IncomingMessage, authorization: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  if (authorization) headers['authorization'] = authorization;
+  else delete headers['authorization'];
+  return headers;
+}
+
+function offeredProtocols(request: http.IncomingMessage): string[] {
+  return (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
+}
+
+export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime, settings: WebSocketSettings): WebSocketEndpoint {
+  const authentication = websocketAuthentication(settings.verify);
+  const runtimeOptions = getGraphQLWSOptions<Record<string, unknown>, Extra>(runtime, (ctx) => {
+    const { viewer, authorization } = authentication.identityOf(ctx);
+    const headers = requestHeaders(ctx.extra.request, authorization);
+    const url = new URL(ctx.extra.request.url ?? settings.path, `http://${headers['host'] ?? 'localhost'}`);
+    // Each operation sees the connection's credential as its request's Authorization header, so it reaches the
+    // subgraphs (HTTP entity fetches and the upstream WebSocket) exactly as an HTTP request's would.
+    return { req: ctx.extra.request, socket: ctx.extra.socket, request: new runtime.fetchAPI.Request(url, { headers }), headers, viewer };
+  });
+  const options: ServerOptions<Record<string, unknown> | undefined, Extra> = {
+    ...runtimeOptions,
+    connectionInitWaitTimeout: settings.connectionInitWaitTimeoutMs,
+    onConnect: authentication.onConnect,
+    async onSubscribe(ctx, id, payload) {
+      // ctx.subscriptions already holds this one.
+      if (Object.keys(ctx.subscriptions).length > settings.maxSubscriptionsPerConnection) {
+        return [tooManySubscriptions(settings.maxSubscriptionsPerConnection)];
+      }
+      // The runtime loads the supergraph when its first HTTP request arrives; a WebSocket may come first.
+      await runtime.getSchema();
+      return runtimeOptions.onSubscribe!(ctx, id, payload);
+    },
+  };
+
+  const current = new WebSocketServer({ noServer: true });
+  const server = useServer(options, current, settings.keepAliveMs);
+  const legacy = new WebSocketServer({ noServer: true, handleProtocols: () => DEPRECATED_GRAPHQL_WS_PROTOCOL });
+  legacy.on('connection', (socket, request) => current.emit('connection', new LegacyProtocolSocket(socket), request));
+
+  const onUpgrade = (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (new URL(request.url ?? '/', 'http://localhost').pathname !== settings.path) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    // graphql-transport-ws when offered (graphql-ws refuses any other subprotocol with 4406); the legacy one otherwise.
+    const protocols = offeredProtocols(request);
+    const target =
+      protocols.includes(DEPRECATED_GRAPHQL_WS_PROTOCOL) && !protocols.includes(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? legacy : current;
+    target.handleUpgrade(request, socket, head, (ws) => target.emit('connection', ws, request));
+  };
+  httpServer.on('upgrade', onUpgrade);
+
+  return {
+    async dispose() {
+      httpServer.off('upgrade', onUpgrade);
+      const sockets = [...current.clients, ...legacy.clients];
+      for (const socket of legacy.clients) socket.close(1001, 'Going away');
+      const fuse = setTimeout(() => sockets.forEach((socket) => socket.terminate()), CLOSE_GRACE_MS);
+      await Promise.all([server.dispose(), new Promise((resolve) => legacy.close(resolve))]);
+      clearTimeout(fuse);
+    },
+  };
+}

@@ -1,0 +1,92 @@
+// What the gateway and the subgraphs share about subscription streams: the graphql_active_subscriptions gauge, the
+// wrapper that keeps it true however a stream ends, and how a WebSocket connection authenticates.
+import type { IncomingMessage } from 'node:http';
+import { Repeater } from '@repeaterjs/repeater';
+import { Gauge, type Registry } from 'prom-client';
+import { InvalidTokenError, viewerFromHeader, type TokenVerifier } from './auth.js';
+import type { RequestIdentity } from './subgraph.js';
+
+export function activeSubscriptionsGauge(registry: Registry): Gauge {
+  return new Gauge({
+    name: 'graphql_active_subscriptions',
+    help: 'Subscription streams open in this process (WebSocket and SSE); falls back to its baseline as clients leave',
+    registers: [registry],
+  });
+}
+
+export interface TrackOptions {
+  /** Runs once the stream has ended, however it ended. */
+  onEnd?: () => void;
+  /** What the consumer sees instead of the error the source failed with. */
+  mapError?: (error: unknown) => unknown;
+}
+
+/**
+ * `source`, counted in `gauge` from its first read until it ends: completed, failed, or returned by its consumer (a
+ * client that left), and `source` is returned in every case. A Repeater, not an async generator: a generator that
+ * waits for the source's next event cannot be returned before that event arrives, so a quiet stream would leak.
+ */
+export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, options: TrackOptions = {}): AsyncIterableIterator<T> {
+  return new Repeater<T>(async (push, stop) => {
+    gauge.inc();
+    const iterator = source[Symbol.asyncIterator]();
+    // A source that fails while being returned has nothing left to release; there is no one to tell.
+    const release = stop.then(() => iterator.return?.()).catch(() => undefined);
+    try {
+      for (;;) {
+        const next = iterator.next();
+        next.catch(() => undefined); // once stopped, nobody awaits it
+        const result = await Promise.race([next, stop]).catch((error: unknown) => {
+          throw options.mapError ? options.mapError(error) : error;
+        });
+        if (result === undefined || result.done) return;
+        await push(result.value);
+      }
+    } finally {
+      gauge.dec();
+      options.onEnd?.();
+      stop();
+      await release;
+    }
+  });
+}
+
+/**
+ * The Authorization value of a WebSocket connection: `Authorization` (or `authorization`) in the connection_init
+ * payload, else the handshake's Authorization header (DESIGN section 4).
+ */
+export function websocketAuthorization(
+  connectionParams: Readonly<Record<string, unknown>> | undefined,
+  handshakeHeader: string | undefined,
+): string | undefined {
+  const fromPayload = connectionParams?.['Authorization'] ?? connectionParams?.['authorization'];
+  return typeof fromPayload === 'string' ? fromPayload : handshakeHeader;
+}
+
+/** What graphql-ws's connection hooks see of a connection on a `ws` server (its Context with the ws Extra). */
+interface ConnectionContext {
+  readonly connectionParams?: Readonly<Record<string, unknown>> | undefined;
+  readonly extra: { readonly request: IncomingMessage };
+}
+
+/**
+ * Authenticates a graphql-ws connection once, at connection_init: `onConnect` is the graphql-ws hook (false, which
+ * closes the connection with 4403, when a presented token does not verify; no token is an anonymous connection),
+ * and `identityOf` tells each operation on the connection who sent it.
+ */
+export function websocketAuthentication(verify: TokenVerifier) {
+  const identities = new WeakMap<ConnectionContext, RequestIdentity>();
+  return {
+    async onConnect(ctx: ConnectionContext): Promise<boolean> {
+      const authorization = websocketAuthorization(ctx.connectionParams, ctx.extra.request.headers.authorization);
+      try {
+        identities.set(ctx, { viewer: await viewerFromHeader(verify, authorization), authorization });
+        return true;
+      } catch (error) {
+        if (error instanceof InvalidTokenError) return false;
+        throw error;
+      }
+    },
+    identityOf: (ctx: ConnectionContext): RequestIdentity => identities.get(ctx) ?? { viewer: null, authorization: undefined },
+  };
+}

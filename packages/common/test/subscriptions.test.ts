@@ -1,0 +1,67 @@
+import { Repeater } from '@repeaterjs/repeater';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { activeSubscriptionsGauge, trackSubscription, websocketAuthorization } from '../src/subscriptions.js';
+
+/** A source that yields what is pushed into it and records whether it was released. */
+function source<T>() {
+  let push: (value: T) => void = () => {};
+  let fail: (error: unknown) => void = () => {};
+  const state = { released: false };
+  const iterable = new Repeater<T>((next, stop) => {
+    push = (value) => void next(value);
+    fail = (error) => stop(error);
+    void stop.then(() => (state.released = true));
+  });
+  return { iterable, push: (value: T) => push(value), fail: (error: unknown) => fail(error), state };
+}
+
+async function gaugeValue(registry: Registry): Promise<number> {
+  const metric = await registry.getSingleMetric('graphql_active_subscriptions')!.get();
+  return metric.values[0]?.value ?? 0;
+}
+
+describe('trackSubscription', () => {
+  it('counts a stream while it is read and releases its source when the consumer leaves, even while it waits', async () => {
+    const registry = new Registry();
+    const gauge = activeSubscriptionsGauge(registry);
+    const upstream = source<number>();
+    const tracked = trackSubscription(upstream.iterable, gauge);
+
+    const first = tracked.next();
+    upstream.push(1);
+    expect(await first).toEqual({ value: 1, done: false });
+    expect(await gaugeValue(registry)).toBe(1);
+
+    // Waiting for an event that never comes: returning must not wait for it.
+    const pending = tracked.next();
+    await tracked.return!(undefined);
+    expect(await pending).toEqual({ value: undefined, done: true });
+    expect(upstream.state.released).toBe(true);
+    expect(await gaugeValue(registry)).toBe(0);
+  });
+
+  it('ends with the mapped error when the source fails, and runs onEnd', async () => {
+    const registry = new Registry();
+    const upstream = source<number>();
+    const ended: string[] = [];
+    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(registry), {
+      onEnd: () => ended.push('ended'),
+      mapError: (error) => new Error(`mapped: ${(error as Error).message}`),
+    });
+    const next = tracked.next();
+    upstream.fail(new Error('connect ECONNREFUSED 10.0.0.7:4002'));
+    await expect(next).rejects.toThrow('mapped: connect ECONNREFUSED 10.0.0.7:4002');
+    expect(ended).toEqual(['ended']);
+    expect(await gaugeValue(registry)).toBe(0);
+  });
+});
+
+describe('websocketAuthorization', () => {
+  it('takes Authorization from the connection_init payload first, then the handshake header', () => {
+    expect(websocketAuthorization({ Authorization: 'Bearer a' }, 'Bearer b')).toBe('Bearer a');
+    expect(websocketAuthorization({ authorization: 'Bearer a' }, undefined)).toBe('Bearer a');
+    expect(websocketAuthorization({}, 'Bearer b')).toBe('Bearer b');
+    expect(websocketAuthorization(undefined, undefined)).toBeUndefined();
+  });
+});

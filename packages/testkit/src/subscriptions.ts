@@ -1,0 +1,130 @@
+// Real subscription clients for tests (graphql-ws over a `ws` WebSocket, graphql-sse in distinct connections mode),
+// the stream of what one subscription receives, and polls for things that become true asynchronously.
+import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';
+import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
+import { Redis } from 'ioredis';
+import WebSocket from 'ws';
+
+export const toWsUrl = (url: string) => url.replace(/^http/, 'ws');
+
+export interface WsClientOptions {
+  token?: string;
+  /** Where the token goes: the connection_init payload (default) or the handshake's Authorization header. */
+  via?: 'payload' | 'header';
+  /** Called with the socket once it is open (to cut it abruptly, say). */
+  onOpened?: (socket: WebSocket) => void;
+  /** Called with the close event when the connection closes. */
+  onClosed?: (event: { code: number; reason: string }) => void;
+}
+
+/** A graphql-ws client (subprotocol graphql-transport-ws) that never retries, so a refusal shows as it is. */
+export function wsClient(url: string, options: WsClientOptions = {}): WsClient {
+  const authorization = options.token ? `Bearer ${options.token}` : undefined;
+  const headers = options.via === 'header' && authorization ? { authorization } : undefined;
+  return createWsClient({
+    url: toWsUrl(url),
+    webSocketImpl: headers
+      ? class extends WebSocket {
+          constructor(address: string, protocols: string | string[]) {
+            super(address, protocols, { headers });
+          }
+        }
+      : WebSocket,
+    ...(options.via !== 'header' && authorization ? { connectionParams: { Authorization: authorization } } : {}),
+    retryAttempts: 0,
+    on: {
+      opened: (socket) => options.onOpened?.(socket as WebSocket),
+      closed: (event) => options.onClosed?.(event as { code: number; reason: string }),
+    },
+  });
+}
+
+/** A graphql-sse client in distinct connections mode: one HTTP request (event stream) per subscription. */
+export function sseClient(url: string, options: { token?: string } = {}): SseClient {
+  return createSseClient({
+    url,
+    headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+    retryAttempts: 0,
+  });
+}
+
+export interface Stream<T> {
+  /** Every result so far, in arrival order. */
+  readonly results: T[];
+  /** Settles when the stream ends: with undefined when it completed, with the error when it failed. */
+  readonly ended: Promise<unknown>;
+  /** Waits until at least `count` results have arrived, and returns them all. */
+  received(count: number): Promise<T[]>;
+  /** Leaves the subscription, as a client that completes it. */
+  close(): Promise<void>;
+}
+
+/** Starts reading `iterator` (subscribing now) and keeps what it yields. */
+export function stream<T>(iterator: AsyncIterableIterator<T>): Stream<T> {
+  const results: T[] = [];
+  let finished = false;
+  const ended = (async () => {
+    try {
+      for await (const result of iterator) results.push(result);
+      return undefined;
+    } catch (error) {
+      return error ?? new Error('stream failed');
+    } finally {
+      finished = true;
+    }
+  })();
+  return {
+    results,
+    ended,
+    async received(count) {
+      await waitFor(() => results.length >= count || finished, `${count} results`);
+      if (results.length < count) throw new Error(`stream ended after ${results.length} of ${count} results: ${String(await ended)}`);
+      return results;
+    },
+    async close() {
+      await iterator.return?.();
+      await ended;
+    },
+  };
+}
+
+/** One result of a subscription, as either client hands it over. */
+export interface SubscriptionResult {
+  data?: Record<string, any> | null;
+  errors?: readonly { message: string; extensions?: Record<string, any> }[];
+}
+
+interface SubscribingClient {
+  iterate(request: { query: string; variables?: Record<string, unknown> }): AsyncIterableIterator<unknown>;
+}
+
+/** Subscribes `client` (graphql-ws or graphql-sse) to `query` now. */
+export function subscribe(client: SubscribingClient, query: string, variables?: Record<string, unknown>): Stream<SubscriptionResult> {
+  return stream(client.iterate({ query, ...(variables ? { variables } : {}) }) as AsyncIterableIterator<SubscriptionResult>);
+}
+
+/**
+ * Polls `check` until it holds. The deadline only bounds a hang (it is not a timing assertion): a test that needs
+ * it has failed anyway.
+ */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, deadlineMs = 20_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Redis PUBSUB NUMSUB summed over the channels matching `pattern`: how many connections subscribe them. */
+export async function redisSubscriptions(url: string, pattern = '*'): Promise<number> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await redis.connect();
+    const channels = (await redis.pubsub('CHANNELS', pattern)) as string[];
+    if (channels.length === 0) return 0;
+    const counts = (await redis.pubsub('NUMSUB', ...channels)) as (string | number)[];
+    return counts.filter((_, i) => i % 2 === 1).reduce<number>((sum, count) => sum + Number(count), 0);
+  } finally {
+    redis.disconnect();
+  }
+}
