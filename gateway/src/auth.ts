@@ -17,8 +17,12 @@ function unauthorized(message: string): Response {
   });
 }
 
+const viewers = new WeakMap<Request, Viewer>();
+
+/** The verified viewer of a request, for edge plugins that run before the GraphQL context exists. */
+export const viewerOf = (request: Request): Viewer => viewers.get(request) ?? null;
+
 export function useAuthentication(verify: TokenVerifier): GatewayPlugin<ViewerContext> {
-  const viewers = new WeakMap<Request, Viewer>();
   return {
     async onRequest({ request, endResponse }) {
       try {

@@ -6,7 +6,9 @@ import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, type Logger } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
 import { subgraphUrlOverrides, type GatewayConfig } from './config.js';
+import { edgePlugins } from './edge.js';
 import { useMetrics } from './metrics.js';
+import { openSharedState } from './shared-state.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -28,12 +30,16 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
   );
 
+  const shared = openSharedState(config.REDIS_URL, logger);
+  const endpoints = { graphqlEndpoint: '/graphql', readinessEndpoint: '/readyz' };
+  const edge = edgePlugins({ config, supergraph, redis: shared.redis, logger, ...endpoints });
+
   const runtime = createGatewayRuntime({
     supergraph,
     transportEntries,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: endpoints.graphqlEndpoint,
     healthCheckEndpoint: '/healthz',
-    readinessCheckEndpoint: '/readyz',
+    readinessCheckEndpoint: endpoints.readinessEndpoint,
     landingPage: !production,
     graphiql: !production,
     logging: config.LOG_LEVEL === 'silent' ? false : config.LOG_LEVEL === 'trace' ? 'debug' : config.LOG_LEVEL === 'fatal' ? 'error' : config.LOG_LEVEL,
@@ -44,7 +50,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
         return authorization ? { authorization } : {};
       },
     },
-    plugins: () => [useMetrics(registry), useAuthentication(verify)],
+    plugins: () => [useMetrics(registry), useAuthentication(verify), ...edge],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE },
   });
@@ -68,6 +74,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
         server.closeIdleConnections();
       });
       await runtime.dispose();
+      await shared.close();
       logger.info('gateway stopped');
     },
   };

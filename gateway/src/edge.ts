@@ -1,0 +1,67 @@
+// The edge plugins of DESIGN section 5 in the order they must run. For each request: persisted queries turn a hash
+// into its document; the rate limit counts the operation that document will execute (and may refuse it); the cache
+// policy and a cached public response come next, so neither a persisted query nor a cache hit skips the rate limit;
+// then tokens, depth, aliases and directives bound parsing and validation, and complexity is measured just before
+// execution, all before any subgraph is called; tracing times the execution itself.
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import type { Logger, Redis } from '@ordergraph/common';
+import { buildSchema } from 'graphql';
+import { viewerOf } from './auth.js';
+import { cacheHints, useCacheControlHeader } from './cache-control.js';
+import type { GatewayConfig } from './config.js';
+import { tokenLimitedParser, useOperationLimits } from './limits.js';
+import { createOperationReader } from './operation.js';
+import { readPersistedQueryManifest, useAutomaticPersistedQueries, usePersistedQueryAllowlist } from './persisted-queries.js';
+import { useRateLimits } from './rate-limit.js';
+import { useSharedResponseCache } from './response-cache.js';
+import { useRedisReadiness } from './shared-state.js';
+import { useTracing, wantsTracing } from './tracing.js';
+
+export interface EdgeOptions {
+  config: GatewayConfig;
+  supergraph: string;
+  redis: Redis | undefined;
+  logger: Logger;
+  graphqlEndpoint: string;
+  readinessEndpoint: string;
+}
+
+export function edgePlugins({ config, supergraph, redis, logger, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
+  const readOperation = createOperationReader(tokenLimitedParser(config.MAX_TOKENS));
+  // The supergraph carries the composed @cacheControl hints; its types and fields are the API's, plus join metadata.
+  const schema = buildSchema(supergraph, { assumeValidSDL: true });
+  const hints = cacheHints(schema);
+  return [
+    useRedisReadiness(redis, readinessEndpoint, logger),
+    config.PERSISTED_QUERIES === 'allowlist'
+      ? usePersistedQueryAllowlist(readPersistedQueryManifest(config.PERSISTED_QUERIES_MANIFEST!))
+      : useAutomaticPersistedQueries(redis, logger),
+    useRateLimits(
+      {
+        windowMs: config.RATE_LIMIT_WINDOW_MS,
+        max: config.RATE_LIMIT_MAX,
+        expensiveMax: config.RATE_LIMIT_EXPENSIVE_MAX,
+        expensiveOperations: config.RATE_LIMIT_EXPENSIVE_OPERATIONS,
+        trustProxyHops: config.TRUST_PROXY_HOPS,
+      },
+      redis,
+      readOperation,
+    ),
+    useOperationLimits({
+      maxDepth: config.MAX_DEPTH,
+      maxComplexity: config.MAX_COMPLEXITY,
+      maxAliases: config.MAX_ALIASES,
+      maxTokens: config.MAX_TOKENS,
+      maxDirectivesPerField: config.MAX_DIRECTIVES_PER_FIELD,
+    }),
+    useCacheControlHeader({ schema, hints, readOperation, graphqlEndpoint }),
+    useSharedResponseCache({
+      redis,
+      logger,
+      hints,
+      cacheable: (request) => viewerOf(request) === null && !wantsTracing(request),
+      mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
+    }),
+    useTracing({ production: config.NODE_ENV === 'production' }),
+  ];
+}
