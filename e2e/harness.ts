@@ -17,9 +17,13 @@ export type SubgraphName = 'users' | 'orders' | 'catalog';
 export interface Supergraph {
   /** The gateway's /graphql URL. */
   url: string;
+  /** Every gateway replica's /graphql URL (`url` is the first). */
+  gatewayUrls: string[];
   subgraphs: Record<SubgraphName, string>;
   /** Sum of a subgraph's datastore operations so far (optionally of one collection or operation). */
   storeCalls(subgraph: SubgraphName, labels?: Record<string, string>): Promise<number>;
+  /** GraphQL requests the subgraphs have received so far, all three together. */
+  subgraphRequests(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -27,6 +31,8 @@ export interface SupergraphOptions {
   /** Extra environment for every process, for example NODE_ENV or limits. */
   env?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
+  /** Gateway replicas to start in front of the same subgraphs (sharing state when gatewayEnv sets REDIS_URL). */
+  gateways?: number;
 }
 
 export async function startSupergraph(options: SupergraphOptions = {}): Promise<Supergraph> {
@@ -46,12 +52,20 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
     const subgraphs = { users, orders, catalog };
     const supergraph = composeSupergraph(readSupergraphConfig(), subgraphs);
     const gatewayConfig = loadGatewayConfig({ ...env, ...options.gatewayEnv });
-    const url = await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') }));
+    const gatewayUrls: string[] = [];
+    for (let i = 0; i < (options.gateways ?? 1); i++) {
+      gatewayUrls.push(await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') })));
+    }
     return {
-      url,
+      url: gatewayUrls[0]!,
+      gatewayUrls,
       subgraphs,
       storeCalls: (subgraph, labels = {}) =>
         readCounter(subgraphs[subgraph].replace('/graphql', '/metrics'), 'datastore_operations_total', labels),
+      subgraphRequests: async () => {
+        const counts = Object.values(subgraphs).map((url) => readCounter(url.replace('/graphql', '/metrics'), 'graphql_request_duration_seconds_count'));
+        return (await Promise.all(counts)).reduce((sum, count) => sum + count, 0);
+      },
       async stop() {
         for (const service of started.reverse()) await service.stop();
       },
