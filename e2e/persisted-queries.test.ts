@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { ApolloClient, HttpLink, InMemoryCache, gql, type TypedDocumentNode } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/common';
@@ -167,7 +167,7 @@ describe('Apollo Client with its persisted-query link (GET for hashed queries)',
     });
   }
 
-  const PRODUCT = gql`
+  const PRODUCT: TypedDocumentNode<{ product: { id: string; name: string; currentPrice: number } }, { id: string }> = gql`
     query ClientProduct($id: ID!) {
       product(id: $id) {
         id
@@ -200,7 +200,7 @@ describe('Apollo Client with its persisted-query link (GET for hashed queries)',
     const sent: Sent[] = [];
     const apollo = client(supergraph.url, sent);
     const admin = await token('ADMIN', 'user-0000');
-    const result = await apollo.mutate({
+    const result = await apollo.mutate<{ updateProduct: { id: string; name: string } }>({
       mutation: gql`
         mutation ClientRename($id: ID!, $input: UpdateProductInput!) {
           updateProduct(id: $id, input: $input) {

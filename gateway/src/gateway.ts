@@ -57,7 +57,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
 
   const server = http.createServer(runtime);
   return {
-    listen(port, host = '0.0.0.0') {
+    async listen(port, host = '0.0.0.0') {
+      await shared.connected();
       return new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {

@@ -11,6 +11,7 @@ import { ConfigError, ErrorCode, type Logger, type Redis } from '@ordergraph/com
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { z } from 'zod';
+import { isConnected } from './shared-state.js';
 
 const APQ_KEY_PREFIX = 'ordergraph:apq:';
 /** Registered queries expire a day after their last registration; a client re-registers one it finds missing. */
@@ -21,15 +22,19 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 /** A Redis outage degrades to "not registered" (the client resends the query) instead of failing requests. */
 function redisStore(redis: Redis, logger: Logger): APQStore {
   return {
-    get: (hash) =>
-      redis.get(APQ_KEY_PREFIX + hash).catch((error: unknown) => {
-        logger.warn({ err: error }, 'persisted query lookup failed');
-        return null;
-      }),
-    set: (hash, query) =>
-      redis.set(APQ_KEY_PREFIX + hash, query, 'EX', APQ_TTL_SECONDS).catch((error: unknown) => {
+    get: async (hash) =>
+      isConnected(redis)
+        ? redis.get(APQ_KEY_PREFIX + hash).catch((error: unknown) => {
+            logger.warn({ err: error }, 'persisted query lookup failed');
+            return null;
+          })
+        : null,
+    set: async (hash, query) => {
+      if (!isConnected(redis)) return;
+      await redis.set(APQ_KEY_PREFIX + hash, query, 'EX', APQ_TTL_SECONDS).catch((error: unknown) => {
         logger.warn({ err: error }, 'persisted query registration failed');
-      }),
+      });
+    },
   };
 }
 

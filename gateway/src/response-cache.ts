@@ -6,6 +6,7 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Logger, Redis } from '@ordergraph/common';
 import type { CacheHints } from './cache-control.js';
+import { isConnected } from './shared-state.js';
 
 const KEY_PREFIX = 'ordergraph:response:';
 
@@ -29,13 +30,15 @@ export function redisResponseCache(redis: Redis, logger: Logger): Cache {
     return undefined;
   };
   return {
-    get: (id) =>
-      redis
-        .get(KEY_PREFIX + id)
-        .then((json) => (json ? JSON.parse(json) : undefined))
-        .catch(failed('read')),
+    get: async (id) =>
+      isConnected(redis)
+        ? redis
+            .get(KEY_PREFIX + id)
+            .then((json) => (json ? JSON.parse(json) : undefined))
+            .catch(failed('read'))
+        : undefined,
     set(id, result, entities, ttl) {
-      if (!(ttl > 0) || !Number.isFinite(ttl)) return;
+      if (!(ttl > 0) || !Number.isFinite(ttl) || !isConnected(redis)) return;
       const transaction = redis.multi().set(KEY_PREFIX + id, JSON.stringify(result), 'PX', Math.ceil(ttl));
       for (const key of new Set(identified(entities).map(entityKey))) {
         transaction.sadd(key, id).pexpire(key, Math.ceil(ttl), 'NX').pexpire(key, Math.ceil(ttl), 'GT');
@@ -43,6 +46,7 @@ export function redisResponseCache(redis: Redis, logger: Logger): Cache {
       return transaction.exec().then(() => undefined, failed('write'));
     },
     async invalidate(entities) {
+      if (!isConnected(redis)) return;
       try {
         const keys = [...new Set(identified(entities).map(entityKey))];
         if (keys.length === 0) return;
