@@ -1,28 +1,22 @@
 // Cache hints end to end: @cacheControl composed from the catalog into the supergraph, the Cache-Control header the
 // gateway computes from the fields selected, and the public response cache in a real Redis shared by two replicas.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/common';
-import { graphql, startRedis, token, type TestRedis } from '@ordergraph/testkit';
+import { toGlobalId, type Redis } from '@ordergraph/common';
+import { graphql, token } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
-let redis: TestRedis;
-let inspect: Redis;
 let supergraph: Supergraph;
+let inspect: Redis;
 let admin: string;
 let alice: string;
 const productId = (n: number) => toGlobalId('Product', `product-${String(n).padStart(4, '0')}`);
 
 beforeAll(async () => {
-  redis = await startRedis();
-  inspect = createRedis(redis.url, createLogger('test', 'silent'));
-  supergraph = await startSupergraph({ gateways: 2, gatewayEnv: { REDIS_URL: redis.url } });
+  supergraph = await startSupergraph({ gateways: 2, redis: true });
+  inspect = supergraph.redis!.client;
   [admin, alice] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001')]);
 });
-afterAll(async () => {
-  await supergraph?.stop();
-  inspect?.disconnect();
-  await redis?.close();
-});
+afterAll(() => supergraph?.stop());
 
 const cacheControl = async (query: string, options: Parameters<typeof graphql>[2] = {}) => {
   const response = await graphql(supergraph.url, query, options);

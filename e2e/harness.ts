@@ -1,6 +1,6 @@
 // Boots the whole supergraph in-process on free ports: the three subgraphs, seeded, and the gateway composed from
 // supergraph.yaml with the subgraphs' real URLs. Every request in the e2e suites goes over real HTTP.
-import { createLogger, type SubgraphService } from '@ordergraph/common';
+import { createLogger, createRedis, type Redis, type SubgraphService } from '@ordergraph/common';
 import { createCatalogService } from '@ordergraph/catalog';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
@@ -10,7 +10,7 @@ import { createOrdersService } from '@ordergraph/orders';
 import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { createUsersService } from '@ordergraph/users';
 import { loadUsersConfig } from '@ordergraph/users/config';
-import { readCounter } from '@ordergraph/testkit';
+import { readCounter, startRedis, type TestRedis } from '@ordergraph/testkit';
 
 export type SubgraphName = 'users' | 'orders' | 'catalog';
 
@@ -24,6 +24,8 @@ export interface Supergraph {
   storeCalls(subgraph: SubgraphName, labels?: Record<string, string>): Promise<number>;
   /** GraphQL requests the subgraphs have received so far, all three together. */
   subgraphRequests(): Promise<number>;
+  /** The private Redis the gateways share (with `redis: true`); `client` reads it, `stop()`/`start()` cut it off. */
+  redis: (TestRedis & { client: Redis }) | undefined;
   stop(): Promise<void>;
 }
 
@@ -31,8 +33,10 @@ export interface SupergraphOptions {
   /** Extra environment for every process, for example NODE_ENV or limits. */
   env?: Record<string, string>;
   gatewayEnv?: Record<string, string>;
-  /** Gateway replicas to start in front of the same subgraphs (sharing state when gatewayEnv sets REDIS_URL). */
+  /** Gateway replicas to start in front of the same subgraphs. */
   gateways?: number;
+  /** Starts a private Redis and gives every gateway replica its REDIS_URL, so they share state through it. */
+  redis?: boolean;
 }
 
 export async function startSupergraph(options: SupergraphOptions = {}): Promise<Supergraph> {
@@ -44,6 +48,18 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
     return service.listen(0, '127.0.0.1');
   };
   try {
+    let redis: Supergraph['redis'];
+    if (options.redis) {
+      const server = await startRedis();
+      redis = Object.assign(server, { client: createRedis(server.url, logger('redis')) });
+      const client = redis.client;
+      started.push({
+        async stop() {
+          client.disconnect();
+          await server.close();
+        },
+      });
+    }
     const catalog = await listen(await createCatalogService(loadCatalogConfig(env), logger('catalog')));
     const orders = await listen(await createOrdersService(loadOrdersConfig({ ...env, CATALOG_URL: catalog }), logger('orders')));
     const users = await listen(
@@ -51,7 +67,7 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
     );
     const subgraphs = { users, orders, catalog };
     const supergraph = composeSupergraph(readSupergraphConfig(), subgraphs);
-    const gatewayConfig = loadGatewayConfig({ ...env, ...options.gatewayEnv });
+    const gatewayConfig = loadGatewayConfig({ ...env, ...(redis ? { REDIS_URL: redis.url } : {}), ...options.gatewayEnv });
     const gatewayUrls: string[] = [];
     for (let i = 0; i < (options.gateways ?? 1); i++) {
       gatewayUrls.push(await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') })));
@@ -60,6 +76,7 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
       url: gatewayUrls[0]!,
       gatewayUrls,
       subgraphs,
+      redis,
       storeCalls: (subgraph, labels = {}) =>
         readCounter(subgraphs[subgraph].replace('/graphql', '/metrics'), 'datastore_operations_total', labels),
       subgraphRequests: async () => {

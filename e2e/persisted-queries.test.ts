@@ -7,27 +7,21 @@ import { join } from 'node:path';
 import { ApolloClient, HttpLink, InMemoryCache, gql, type TypedDocumentNode } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/common';
-import { graphql, startRedis, token, type GraphQLResponse, type TestRedis } from '@ordergraph/testkit';
+import { toGlobalId, type Redis } from '@ordergraph/common';
+import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const productId = toGlobalId('Product', 'product-0007');
 
-let redis: TestRedis;
-let inspect: Redis;
 let supergraph: Supergraph;
+let inspect: Redis;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  inspect = createRedis(redis.url, createLogger('test', 'silent'));
-  supergraph = await startSupergraph({ gateways: 2, gatewayEnv: { REDIS_URL: redis.url, RATE_LIMIT_EXPENSIVE_MAX: '2' } });
+  supergraph = await startSupergraph({ gateways: 2, redis: true, gatewayEnv: { RATE_LIMIT_EXPENSIVE_MAX: '2' } });
+  inspect = supergraph.redis!.client;
 });
-afterAll(async () => {
-  await supergraph?.stop();
-  inspect?.disconnect();
-  await redis?.close();
-});
+afterAll(() => supergraph?.stop());
 
 interface PersistedRequest {
   url: string;
@@ -52,7 +46,8 @@ async function get({ url, hash, query, variables }: PersistedRequest): Promise<G
   const search = new URLSearchParams({ extensions: JSON.stringify(extensions(hash)) });
   if (query) search.set('query', query);
   if (variables) search.set('variables', JSON.stringify(variables));
-  const response = await fetch(`${url}?${search}`, { headers: { accept: 'application/json' } });
+  // A GET carries a header that forces a CORS preflight, as the gateway's CSRF protection asks of browsers' GETs.
+  const response = await fetch(`${url}?${search}`, { headers: { accept: 'application/json', 'apollo-require-preflight': 'true' } });
   return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
@@ -162,7 +157,9 @@ describe('Apollo Client with its persisted-query link (GET for hashed queries)',
     };
     return new ApolloClient({
       cache: new InMemoryCache(),
-      link: new PersistedQueryLink({ sha256, useGETForHashedQueries: true }).concat(new HttpLink({ uri: url, fetch: recordingFetch })),
+      link: new PersistedQueryLink({ sha256, useGETForHashedQueries: true }).concat(
+        new HttpLink({ uri: url, fetch: recordingFetch, headers: { 'apollo-require-preflight': 'true' } }),
+      ),
       defaultOptions: { query: { fetchPolicy: 'network-only' } },
     });
   }
@@ -233,7 +230,7 @@ describe('allow-list mode (PERSISTED_QUERIES=allowlist)', () => {
         operations: [{ id: sha256(allowed), body: allowed, name: 'AllowedProduct', type: 'query' }],
       }),
     );
-    locked = await startSupergraph({ gatewayEnv: { REDIS_URL: redis.url, PERSISTED_QUERIES: 'allowlist', PERSISTED_QUERIES_MANIFEST: manifest } });
+    locked = await startSupergraph({ redis: true, gatewayEnv: { PERSISTED_QUERIES: 'allowlist', PERSISTED_QUERIES_MANIFEST: manifest } });
   });
   afterAll(async () => {
     await locked?.stop();

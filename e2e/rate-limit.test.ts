@@ -1,27 +1,18 @@
 // Rate limits per client and operation, counted in a real Redis shared by two gateway replicas. Small limits
 // (5 standard, 3 expensive per 60 s) keep the suite short; each test speaks as its own client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/common';
-import { graphql, startRedis, token, type GraphQLResponse, type TestRedis } from '@ordergraph/testkit';
+import { toGlobalId, type Redis } from '@ordergraph/common';
+import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
-let redis: TestRedis;
-let inspect: Redis;
 let supergraph: Supergraph;
+let inspect: Redis;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  inspect = createRedis(redis.url, createLogger('test', 'silent'));
-  supergraph = await startSupergraph({
-    gateways: 2,
-    gatewayEnv: { REDIS_URL: redis.url, RATE_LIMIT_MAX: '5', RATE_LIMIT_EXPENSIVE_MAX: '3' },
-  });
+  supergraph = await startSupergraph({ gateways: 2, redis: true, gatewayEnv: { RATE_LIMIT_MAX: '5', RATE_LIMIT_EXPENSIVE_MAX: '3' } });
+  inspect = supergraph.redis!.client;
 });
-afterAll(async () => {
-  await supergraph?.stop();
-  inspect?.disconnect();
-  await redis?.close();
-});
+afterAll(() => supergraph?.stop());
 
 /** Sends each request to the two replicas in turn. */
 let turn = 0;

@@ -3,20 +3,15 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/common';
-import { graphql, startRedis, type TestRedis } from '@ordergraph/testkit';
+import { graphql } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
-let redis: TestRedis;
 let supergraph: Supergraph;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  supergraph = await startSupergraph({ gatewayEnv: { REDIS_URL: redis.url } });
+  supergraph = await startSupergraph({ redis: true });
 });
-afterAll(async () => {
-  await supergraph?.stop();
-  await redis?.close();
-});
+afterAll(() => supergraph?.stop());
 
 const readyz = async () => (await fetch(supergraph.url.replace('/graphql', '/readyz'))).status;
 
@@ -32,6 +27,7 @@ async function readinessBecomes(status: number): Promise<number> {
 
 it('/readyz follows Redis, and requests are answered while it is down', async () => {
   expect(await readyz()).toBe(200);
+  const redis = supergraph.redis!;
   await redis.stop();
   try {
     expect(await readinessBecomes(503)).toBe(503);

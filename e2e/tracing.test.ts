@@ -2,17 +2,9 @@
 // (everyone in development, ADMIN only in production).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/common';
-import { graphql, startRedis, token, type TestRedis } from '@ordergraph/testkit';
+import { graphql, token } from '@ordergraph/testkit';
+import type { ResolverTrace } from '../gateway/src/tracing.js';
 import { startSupergraph, type Supergraph } from './harness.js';
-
-interface ResolverTrace {
-  path: (string | number)[];
-  parentType: string;
-  fieldName: string;
-  returnType: string;
-  startOffset: number;
-  duration: number;
-}
 
 const aliceId = toGlobalId('User', 'user-0001');
 const QUERY = `query ($id: ID!) { user(id: $id) { name orders(limit: 2) { id items { quantity product { name } } } } }`;
@@ -85,16 +77,11 @@ describe('in development', () => {
 
 describe('in production', () => {
   const secret = 'tracing-test-secret-of-at-least-32-characters';
-  let redis: TestRedis;
   let supergraph: Supergraph;
   beforeAll(async () => {
-    redis = await startRedis();
-    supergraph = await startSupergraph({ env: { NODE_ENV: 'production', JWT_SECRET: secret }, gatewayEnv: { REDIS_URL: redis.url } });
+    supergraph = await startSupergraph({ env: { NODE_ENV: 'production', JWT_SECRET: secret }, redis: true });
   });
-  afterAll(async () => {
-    await supergraph?.stop();
-    await redis?.close();
-  });
+  afterAll(() => supergraph?.stop());
 
   it('traces for ADMIN only', async () => {
     const [admin, alice] = await Promise.all([token('ADMIN', 'user-0000', { secret }), token('USER', 'user-0001', { secret })]);

@@ -17,23 +17,19 @@ function unauthorized(message: string): Response {
   });
 }
 
-const viewers = new WeakMap<Request, Viewer>();
-
-/** The verified viewer of a request, for edge plugins that run before the GraphQL context exists. */
-export const viewerOf = (request: Request): Viewer => viewers.get(request) ?? null;
-
 export function useAuthentication(verify: TokenVerifier): GatewayPlugin<ViewerContext> {
   return {
-    async onRequest({ request, endResponse }) {
+    // The server context becomes the GraphQL context, so the viewer is known from parsing on (introspection policy).
+    async onRequest({ request, serverContext, endResponse }) {
       try {
-        viewers.set(request, await viewerFromHeader(verify, request.headers.get('authorization')));
+        (serverContext as Partial<ViewerContext>).viewer = await viewerFromHeader(verify, request.headers.get('authorization'));
       } catch (error) {
         if (!(error instanceof InvalidTokenError)) throw error;
         endResponse(unauthorized(error.message));
       }
     },
     onContextBuilding({ context, extendContext }) {
-      extendContext({ viewer: viewers.get(context.request) ?? null });
+      if (context.viewer === undefined) extendContext({ viewer: null });
     },
   };
 }

@@ -16,8 +16,7 @@ import {
   type GraphQLNamedType,
   type GraphQLSchema,
 } from 'graphql';
-import { viewerOf } from './auth.js';
-import type { OperationReader, RequestOperation } from './operation.js';
+import { viewerOf, type OperationReader, type RequestOperation } from './operation.js';
 import { wantsTracing } from './tracing.js';
 
 export type CacheScope = 'PUBLIC' | 'PRIVATE';
@@ -129,11 +128,11 @@ export function useCacheControlHeader(options: {
       const lastModified = single.extensions?.http?.headers?.['Last-Modified'];
       if (single[SERVED_FROM_CACHE] && lastModified) cachedAt.set(request, Date.parse(lastModified));
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, serverContext }) {
       if (new URL(request.url).pathname !== options.graphqlEndpoint || response.status === 304) return;
       // A traced response describes one execution; no cache keeps it.
       const policy = response.status === 200 && !wantsTracing(request) ? policies.get(request) : undefined;
-      const header = cacheControlHeader(policy, viewerOf(request) !== null);
+      const header = cacheControlHeader(policy, viewerOf(serverContext) !== null);
       response.headers.set('cache-control', header);
       if (header.startsWith('public')) response.headers.append('vary', 'Authorization');
       const since = cachedAt.get(request);

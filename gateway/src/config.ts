@@ -41,10 +41,6 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
 });
 
 const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
-  // Replicas share limits and persisted queries only through Redis; the in-process fallback is for development.
-  if (config.NODE_ENV === 'production' && !config.REDIS_URL) {
-    context.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'must be set in production' });
-  }
   if (config.PERSISTED_QUERIES === 'allowlist' && !config.PERSISTED_QUERIES_MANIFEST) {
     context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when PERSISTED_QUERIES=allowlist' });
   }

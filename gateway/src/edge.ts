@@ -6,11 +6,10 @@
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger, Redis } from '@ordergraph/common';
 import { buildSchema } from 'graphql';
-import { viewerOf } from './auth.js';
 import { cacheHints, useCacheControlHeader } from './cache-control.js';
 import type { GatewayConfig } from './config.js';
 import { tokenLimitedParser, useOperationLimits } from './limits.js';
-import { createOperationReader } from './operation.js';
+import { createOperationReader, viewerOf } from './operation.js';
 import { readPersistedQueryManifest, useAutomaticPersistedQueries, usePersistedQueryAllowlist } from './persisted-queries.js';
 import { useRateLimits } from './rate-limit.js';
 import { useSharedResponseCache } from './response-cache.js';
@@ -59,7 +58,7 @@ export function edgePlugins({ config, supergraph, redis, logger, graphqlEndpoint
       redis,
       logger,
       hints,
-      cacheable: (request) => viewerOf(request) === null && !wantsTracing(request),
+      cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request),
       mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
     }),
     useTracing({ production: config.NODE_ENV === 'production' }),

@@ -30,7 +30,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
   );
 
-  const shared = openSharedState(config.REDIS_URL, logger);
+  const shared = openSharedState(config.REDIS_URL, logger, production);
   const endpoints = { graphqlEndpoint: '/graphql', readinessEndpoint: '/readyz' };
   const edge = edgePlugins({ config, supergraph, redis: shared.redis, logger, ...endpoints });
 

@@ -1,8 +1,13 @@
-// The operation a request will execute, read before Yoga parses it: rate limits bucket by its name, and the cache
-// policy comes from its fields even when the response cache answers without executing. Each distinct document text
-// is parsed once, by the same token-limited parser Yoga uses.
+// What the edge plugins know of a request before Yoga parses it: who sends it, and the operation it will execute
+// (rate limits bucket by its name; the cache policy comes from its fields even when the response cache answers
+// without executing). Each distinct document text is parsed once, by the same token-limited parser Yoga uses.
+import type { Viewer } from '@ordergraph/common';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { createLRUCache, type GraphQLParams } from 'graphql-yoga';
+import type { ViewerContext } from './auth.js';
+
+/** The verified viewer the authentication plugin put on the server context (which becomes the GraphQL context). */
+export const viewerOf = (context: unknown): Viewer => (context as Partial<ViewerContext> | undefined)?.viewer ?? null;
 
 export interface RequestOperation {
   document: DocumentNode;

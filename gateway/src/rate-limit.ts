@@ -10,8 +10,7 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, type Redis } from '@ordergraph/common';
 import { GraphQLError } from 'graphql';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { viewerOf } from './auth.js';
-import type { OperationReader } from './operation.js';
+import { viewerOf, type OperationReader } from './operation.js';
 
 export interface RateLimitSettings {
   windowMs: number;
@@ -45,7 +44,7 @@ interface ServerContext {
 
 /** The user ID of a verified token, else the client's IP address. */
 function clientKey(request: Request, context: ServerContext, trustProxyHops: number): string {
-  const viewer = viewerOf(request);
+  const viewer = viewerOf(context);
   if (viewer) return `user:${viewer.userId}`;
   const forwarded = request.headers.get('x-forwarded-for')?.split(',').map((hop) => hop.trim()) ?? [];
   const ip = trustProxyHops > 0 ? forwarded[Math.max(forwarded.length - trustProxyHops, 0)] : undefined;

@@ -64,7 +64,7 @@ export interface ResponseCacheOptions {
   logger: Logger;
   hints: CacheHints;
   /** Whether this request may read or fill the cache (anonymous, not traced). Mutations always invalidate. */
-  cacheable(request: Request): boolean;
+  cacheable(request: Request, context: unknown): boolean;
   /** Whether the request's operation is a mutation. */
   mutates(context: unknown): boolean;
 }
@@ -75,7 +75,7 @@ export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPl
     cache: options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(),
     // Everyone shares one public cache; authenticated queries never reach it (enabled below).
     session: () => null,
-    enabled: (request, context) => options.cacheable(request) || options.mutates(context),
+    enabled: (request, context) => options.cacheable(request, context) || options.mutates(context),
     // A document without any hinted field is not cached (Apollo: no hint, no caching).
     ttl: 0,
     ttlPerSchemaCoordinate,

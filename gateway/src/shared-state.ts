@@ -1,6 +1,6 @@
 // Where gateway replicas share state (persisted queries, rate-limit counters, the response cache): Redis when
-// REDIS_URL is set; otherwise this process's memory, a fallback for development only (refused in production by the
-// config) and announced at start.
+// REDIS_URL is set; otherwise this process's memory, a fallback for development only, announced at start (as an
+// error in production, where replicas would each count and cache on their own).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createRedis, pingRedis, type Logger, type Redis } from '@ordergraph/common';
 
@@ -20,9 +20,9 @@ const CONNECT_WAIT_MS = 5_000;
  */
 export const isConnected = (redis: Redis): boolean => redis.status === 'ready';
 
-export function openSharedState(redisUrl: string | undefined, logger: Logger): SharedState {
+export function openSharedState(redisUrl: string | undefined, logger: Logger, production: boolean): SharedState {
   if (!redisUrl) {
-    logger.warn(
+    logger[production ? 'error' : 'warn'](
       'REDIS_URL is not set: persisted queries, rate-limit counters and the response cache live in this process only ' +
         '(development only: replicas would not share them)',
     );

@@ -16,7 +16,7 @@ const TRACING_HEADERS = ['x-ordergraph-tracing', 'x-apollo-tracing'];
 /** Whether the request asks for a trace (whether it gets one depends on who asks). */
 export const wantsTracing = (request: Request): boolean => TRACING_HEADERS.some((header) => request.headers.get(header) === '1');
 
-interface ResolverTrace {
+export interface ResolverTrace {
   path: (string | number)[];
   parentType: string;
   fieldName: string;

@@ -40,8 +40,7 @@ describe('edge settings', () => {
     expect(() => loadGatewayConfig({ REDIS_URL: 'http://localhost' })).toThrow(/REDIS_URL/);
   });
 
-  it('require REDIS_URL in production and a manifest in allow-list mode', () => {
-    expect(() => loadGatewayConfig({ NODE_ENV: 'production' })).toThrow(/REDIS_URL: must be set in production/);
+  it('require a manifest in allow-list mode', () => {
     expect(() => loadGatewayConfig({ PERSISTED_QUERIES: 'allowlist' })).toThrow(/PERSISTED_QUERIES_MANIFEST: must be set/);
   });
 });
@@ -74,20 +73,22 @@ describe('the persisted-query manifest', () => {
 });
 
 describe('without REDIS_URL', () => {
-  it('announces the in-memory development fallback', async () => {
-    const lines: string[] = [];
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString());
-          done();
-        },
-      }),
-    );
-    const state = openSharedState(undefined, logger);
-    expect(state.redis).toBeUndefined();
-    await state.close();
-    expect(lines.join('')).toMatch(/REDIS_URL is not set.*this process only/);
+  it('announces the in-memory development fallback, as an error in production', async () => {
+    for (const [production, level] of [[false, 40], [true, 50]] as const) {
+      const lines: { level: number; msg: string }[] = [];
+      const logger = pino(
+        { level: 'info' },
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            lines.push(JSON.parse(chunk.toString()));
+            done();
+          },
+        }),
+      );
+      const state = openSharedState(undefined, logger, production);
+      expect(state.redis).toBeUndefined();
+      await state.close();
+      expect(lines).toEqual([expect.objectContaining({ level, msg: expect.stringMatching(/REDIS_URL is not set.*this process only/) })]);
+    }
   });
 });
