@@ -13,6 +13,7 @@ import {
   visit,
   visitWithTypeInfo,
   type ConstDirectiveNode,
+  type DocumentNode,
   type GraphQLNamedType,
   type GraphQLSchema,
 } from 'graphql';
@@ -59,9 +60,9 @@ export function cacheHints(schema: GraphQLSchema): CacheHints {
       const coordinate = `${type.name}.${field.name}`;
       const returned = getNamedType(field.type);
       const own = cacheControlOf(field);
-      const ofType = isCompositeType(returned) ? cacheControlOf(returned) : cacheControlOf({});
-      const maxAge = own.maxAge ?? ofType.maxAge ?? (roots.has(type.name) || isCompositeType(returned) ? 0 : undefined);
-      const scope = own.scope ?? ofType.scope;
+      const ofType = isCompositeType(returned) ? cacheControlOf(returned) : undefined;
+      const maxAge = own.maxAge ?? ofType?.maxAge ?? (roots.has(type.name) || ofType ? 0 : undefined);
+      const scope = own.scope ?? ofType?.scope;
       if (maxAge !== undefined) hints.maxAge[coordinate] = maxAge;
       if (scope !== undefined) hints.scope[coordinate] = scope;
     }
@@ -114,10 +115,18 @@ export function useCacheControlHeader(options: {
 }): GatewayPlugin {
   const policies = new WeakMap<Request, CachePolicy>();
   const cachedAt = new WeakMap<Request, number>();
+  // Documents are shared between requests (the operation reader caches them), so each query is walked once.
+  const queryPolicies = new WeakMap<DocumentNode, CachePolicy>();
+  const policyOf = (operation: RequestOperation) => {
+    if (operation.operation.operation !== 'query') return cachePolicy(options.schema, options.hints, operation);
+    let policy = queryPolicies.get(operation.document);
+    if (!policy) queryPolicies.set(operation.document, (policy = cachePolicy(options.schema, options.hints, operation)));
+    return policy;
+  };
   return {
     onParams({ params, request }) {
       const operation = options.readOperation(params);
-      if (operation) policies.set(request, cachePolicy(options.schema, options.hints, operation));
+      if (operation) policies.set(request, policyOf(operation));
     },
     onExecutionResult({ request, result }) {
       const single = result as (CachedResult & { errors?: readonly unknown[] }) | AsyncIterable<unknown>;

@@ -107,7 +107,7 @@ export function maxDirectivesPerFieldRule(maxDirectives: number): ValidationRule
   };
 }
 
-function maxAliases(maxAliases: number): ValidationRule {
+function maxAliasesRuleWithCode(maxAliases: number): ValidationRule {
   // graphql-armor counts aliases through fragments; its own error has no code, so we report ours instead.
   return maxAliasesRule({
     n: maxAliases,
@@ -180,7 +180,7 @@ export function complexityError(maxComplexity: number, complexity: number): Grap
 
 export function useOperationLimits(limits: OperationLimits): GatewayPlugin {
   const parseDocument = tokenLimitedParser(limits.maxTokens);
-  const rules = [maxDepthRule(limits.maxDepth), maxAliases(limits.maxAliases), maxDirectivesPerFieldRule(limits.maxDirectivesPerField)];
+  const rules = [maxDepthRule(limits.maxDepth), maxAliasesRuleWithCode(limits.maxAliases), maxDirectivesPerFieldRule(limits.maxDirectivesPerField)];
   const checkComplexity = ({ args, setResultAndStopExecution }: {
     args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null };
     setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
