@@ -1,5 +1,5 @@
 // Cache hints and the Cache-Control header (DESIGN section 5). Hints are Apollo's @cacheControl, declared in the
-// subgraphs and composed into the supergraph, read with Apollo's rules: a field without a hint has maxAge 0 when it is
+// subgraphs and composed into the supergraph (the schema the gateway serves keeps them), read with Apollo's rules: a field without a hint has maxAge 0 when it is
 // a root field or returns an object, interface or union (or that type's own hint); a scalar field inherits its
 // parent's. A response's policy is the smallest maxAge over the fields its document selects, worked out from the
 // document before execution, so it is the same whether the response cache or the subgraphs answer.
@@ -7,6 +7,7 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import {
   TypeInfo,
   getNamedType,
+  getOperationAST,
   isCompositeType,
   isInterfaceType,
   isObjectType,
@@ -102,31 +103,44 @@ interface CachedResult {
   extensions?: { http?: { headers?: Record<string, string> } };
 }
 
+export interface CacheControl {
+  plugin: GatewayPlugin;
+  /** The policy of a request's operation; undefined before it is known or when it cannot run. */
+  policyOf(request: Request): CachePolicy | undefined;
+}
+
 /**
- * Sets Cache-Control on every GraphQL response: the operation's policy for a successful single result, `no-store`
- * for errors, streams and refused requests. A response the cache answers also says its `Age`, so that no client keeps
- * it past the hint.
+ * Works out each request's cache policy from the schema being served (its hints re-read whenever the supergraph
+ * changes), and sets Cache-Control on every GraphQL response: the policy for a successful single result, `no-store` for
+ * errors, streams, traced and refused requests. A response the cache answers also says its `Age`, so that no client
+ * keeps it past the hint.
  */
-export function useCacheControlHeader(options: {
-  schema: GraphQLSchema;
-  hints: CacheHints;
-  readOperation: OperationReader;
-  graphqlEndpoint: string;
-}): GatewayPlugin {
+export function createCacheControl(options: { readOperation: OperationReader; graphqlEndpoint: string }): CacheControl {
+  let served: { schema: GraphQLSchema; hints: CacheHints; queries: WeakMap<DocumentNode, CachePolicy> } | undefined;
   const policies = new WeakMap<Request, CachePolicy>();
   const cachedAt = new WeakMap<Request, number>();
-  // Documents are shared between requests (the operation reader caches them), so each query is walked once.
-  const queryPolicies = new WeakMap<DocumentNode, CachePolicy>();
-  const policyOf = (operation: RequestOperation) => {
-    if (operation.operation.operation !== 'query') return cachePolicy(options.schema, options.hints, operation);
-    let policy = queryPolicies.get(operation.document);
-    if (!policy) queryPolicies.set(operation.document, (policy = cachePolicy(options.schema, options.hints, operation)));
-    return policy;
+  const record = (request: Request, operation: RequestOperation) => {
+    if (!served || policies.has(request)) return;
+    const { schema, hints, queries } = served;
+    // Documents are shared between requests (the operation reader caches them), so each query is walked once.
+    let policy = operation.operation.operation === 'query' ? queries.get(operation.document) : undefined;
+    if (!policy) policy = cachePolicy(schema, hints, operation);
+    if (operation.operation.operation === 'query') queries.set(operation.document, policy);
+    policies.set(request, policy);
   };
-  return {
+  const plugin: GatewayPlugin = {
+    onSchemaChange({ schema }) {
+      served = { schema, hints: cacheHints(schema), queries: new WeakMap() };
+    },
     onParams({ params, request }) {
       const operation = options.readOperation(params);
-      if (operation) policies.set(request, policyOf(operation));
+      if (operation) record(request, operation);
+    },
+    // The very first request can arrive before the schema is loaded; its policy is known by execution.
+    onExecute({ args }) {
+      const request = (args.contextValue as { request?: Request }).request;
+      const operation = request && getOperationAST(args.document, args.operationName);
+      if (request && operation) record(request, { document: args.document, operation });
     },
     onExecutionResult({ request, result }) {
       const single = result as (CachedResult & { errors?: readonly unknown[] }) | AsyncIterable<unknown>;
@@ -148,4 +162,5 @@ export function useCacheControlHeader(options: {
       if (policy && since !== undefined) response.headers.set('age', String(Math.max(0, Math.floor((Date.now() - since) / 1000))));
     },
   };
+  return { plugin, policyOf: (request) => policies.get(request) };
 }

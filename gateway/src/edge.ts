@@ -5,8 +5,7 @@
 // execution, all before any subgraph is called; tracing times the execution itself.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger, Redis } from '@ordergraph/common';
-import { buildSchema } from 'graphql';
-import { cacheHints, useCacheControlHeader } from './cache-control.js';
+import { createCacheControl } from './cache-control.js';
 import type { GatewayConfig } from './config.js';
 import { tokenLimitedParser, useOperationLimits } from './limits.js';
 import { createOperationReader, viewerOf } from './operation.js';
@@ -18,18 +17,15 @@ import { useTracing, wantsTracing } from './tracing.js';
 
 export interface EdgeOptions {
   config: GatewayConfig;
-  supergraph: string;
   redis: Redis | undefined;
   logger: Logger;
   graphqlEndpoint: string;
   readinessEndpoint: string;
 }
 
-export function edgePlugins({ config, supergraph, redis, logger, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
+export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
   const readOperation = createOperationReader(tokenLimitedParser(config.MAX_TOKENS));
-  // The supergraph carries the composed @cacheControl hints; its types and fields are the API's, plus join metadata.
-  const schema = buildSchema(supergraph, { assumeValidSDL: true });
-  const hints = cacheHints(schema);
+  const cacheControl = createCacheControl({ readOperation, graphqlEndpoint });
   return [
     useRedisReadiness(redis, readinessEndpoint, logger),
     config.PERSISTED_QUERIES === 'allowlist'
@@ -53,11 +49,14 @@ export function edgePlugins({ config, supergraph, redis, logger, graphqlEndpoint
       maxTokens: config.MAX_TOKENS,
       maxDirectivesPerField: config.MAX_DIRECTIVES_PER_FIELD,
     }),
-    useCacheControlHeader({ schema, hints, readOperation, graphqlEndpoint }),
+    cacheControl.plugin,
     useSharedResponseCache({
       redis,
       logger,
-      hints,
+      maxAge: (request) => {
+        const policy = cacheControl.policyOf(request);
+        return policy?.scope === 'PUBLIC' ? policy.maxAge : 0;
+      },
       cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request),
       mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
     }),

@@ -32,7 +32,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
 
   const shared = openSharedState(config.REDIS_URL, logger, production);
   const endpoints = { graphqlEndpoint: '/graphql', readinessEndpoint: '/readyz' };
-  const edge = edgePlugins({ config, supergraph, redis: shared.redis, logger, ...endpoints });
+  const edge = edgePlugins({ config, redis: shared.redis, logger, ...endpoints });
 
   const runtime = createGatewayRuntime({
     supergraph,

@@ -1,11 +1,10 @@
 // The response cache for public responses (DESIGN section 5): Yoga's response cache, kept in Redis so replicas share
-// it, with the TTL of each response taken from the same cache hints as the Cache-Control header. Only anonymous
+// it, each response kept for the maxAge its Cache-Control header states. Only anonymous
 // queries are cached; a mutation through any replica drops the cached responses that contain the entities it
 // returns (Product:<id> after updateProduct), and every entry expires with its hint in any case.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Logger, Redis } from '@ordergraph/common';
-import type { CacheHints } from './cache-control.js';
 import { isConnected } from './shared-state.js';
 
 const KEY_PREFIX = 'ordergraph:response:';
@@ -62,24 +61,22 @@ export function redisResponseCache(redis: Redis, logger: Logger): Cache {
 export interface ResponseCacheOptions {
   redis: Redis | undefined;
   logger: Logger;
-  hints: CacheHints;
   /** Whether this request may read or fill the cache (anonymous, not traced). Mutations always invalidate. */
   cacheable(request: Request, context: unknown): boolean;
   /** Whether the request's operation is a mutation. */
   mutates(context: unknown): boolean;
+  /** How long the request's response may be kept, in seconds: its cache policy (0: not at all). */
+  maxAge(request: Request): number;
 }
 
 export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPlugin {
-  const ttlPerSchemaCoordinate = Object.fromEntries(Object.entries(options.hints.maxAge).map(([coordinate, seconds]) => [coordinate, seconds * 1000]));
   return useResponseCache({
     cache: options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(),
     // Everyone shares one public cache; authenticated queries never reach it (enabled below).
     session: () => null,
     enabled: (request, context) => options.cacheable(request, context) || options.mutates(context),
-    // A document without any hinted field is not cached (Apollo: no hint, no caching).
-    ttl: 0,
-    ttlPerSchemaCoordinate,
-    scopePerSchemaCoordinate: options.hints.scope,
+    // The TTL is the request's cache policy, the one its Cache-Control header states (cache-control.ts).
+    onTtl: ({ context }) => options.maxAge((context as { request: Request }).request) * 1000,
     includeExtensionMetadata: false,
   }) as GatewayPlugin;
 }
