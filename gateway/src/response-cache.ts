@@ -1,7 +1,7 @@
 // The response cache for public responses (DESIGN section 5): Yoga's response cache, kept in Redis so replicas share
-// it, each response kept for the maxAge its Cache-Control header states. Only anonymous
-// queries are cached; a mutation through any replica drops the cached responses that contain the entities it
-// returns (Product:<id> after updateProduct), and every entry expires with its hint in any case.
+// it, each response kept for the maxAge its Cache-Control header states. Only anonymous queries are cached; a mutation
+// through any replica drops the cached responses that contain the entities it returns (Product:<id> after
+// updateProduct), and every entry expires with its hint in any case.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Logger, Redis } from '@ordergraph/common';
