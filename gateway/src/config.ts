@@ -2,6 +2,13 @@ import { z } from 'zod';
 import { baseEnvSchema, loadConfig } from '@ordergraph/common';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 
+const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+const names = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean));
+
 export const gatewayEnvSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   /** Subscriptions one WebSocket connection may have active at once. */
@@ -22,11 +29,39 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUBGRAPH_CATALOG_URL: z.url().optional(),
   /** Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`. */
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional(),
+  /** Shared state of every replica: persisted queries, rate-limit counters, the response cache. */
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+
+  // Operation limits, checked before any subgraph is called (limits.ts).
+  MAX_DEPTH: count(7),
+  MAX_COMPLEXITY: count(1000),
+  MAX_ALIASES: count(30),
+  MAX_TOKENS: count(5000),
+  MAX_DIRECTIVES_PER_FIELD: count(10),
+
+  // Rate limits per client and operation name (rate-limit.ts).
+  RATE_LIMIT_WINDOW_MS: count(60_000).refine((ms) => ms % 1000 === 0, 'must be a whole number of seconds'),
+  RATE_LIMIT_MAX: count(1000),
+  RATE_LIMIT_EXPENSIVE_MAX: count(10),
+  RATE_LIMIT_EXPENSIVE_OPERATIONS: names('GenerateReport,ExportAllUsers,BulkSearch'),
+  /** Proxies in front of the gateway whose X-Forwarded-For entries are trusted to name the client's IP. */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
+
+  /** apq: automatic persisted queries (any document, registered by hash); allowlist: only the manifest's. */
+  PERSISTED_QUERIES: z.enum(['apq', 'allowlist']).default('apq'),
+  /** Apollo's persisted-query manifest (JSON), required with PERSISTED_QUERIES=allowlist. */
+  PERSISTED_QUERIES_MANIFEST: z.string().optional(),
+});
+
+const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
+  if (config.PERSISTED_QUERIES === 'allowlist' && !config.PERSISTED_QUERIES_MANIFEST) {
+    context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when PERSISTED_QUERIES=allowlist' });
+  }
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
 
-export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(gatewayEnvSchema, env);
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(gatewayConfigSchema, env);
 
 export const introspectionMode = (config: GatewayConfig): IntrospectionMode =>
   config.INTROSPECTION ?? (config.NODE_ENV === 'production' ? 'admin' : 'public');

@@ -9,11 +9,14 @@ import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './c
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
+import { edgePlugins } from './edge.js';
 import { useMetrics } from './metrics.js';
+import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
 import { serveWebSockets } from './websocket.js';
 
 const GRAPHQL_ENDPOINT = '/graphql';
+const READINESS_ENDPOINT = '/readyz';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -38,6 +41,9 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   );
   Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
+  const shared = openSharedState(config.REDIS_URL, logger, production);
+  const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
+
   const runtime = createGatewayRuntime({
     supergraph,
     ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
@@ -46,7 +52,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     transportEntries,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',
-    readinessCheckEndpoint: '/readyz',
+    readinessCheckEndpoint: READINESS_ENDPOINT,
     landingPage: !production,
     graphiql: !production,
     logging: config.LOG_LEVEL === 'silent' ? false : config.LOG_LEVEL === 'trace' ? 'debug' : config.LOG_LEVEL === 'fatal' ? 'error' : config.LOG_LEVEL,
@@ -64,6 +70,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useIntrospectionPolicy(introspectionMode(config)),
       useErrorPolicy(publicError),
       subscriptions.plugin,
+      ...edge,
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
@@ -78,7 +85,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     keepAliveMs: config.WS_KEEPALIVE_MS,
   });
   return {
-    listen(port, host = '0.0.0.0') {
+    async listen(port, host = '0.0.0.0') {
+      await shared.connected();
       return new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {
@@ -99,6 +107,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
         subscriptions.cutEventStreams();
       });
       await runtime.dispose();
+      await shared.close();
       logger.info('gateway stopped');
     },
   };

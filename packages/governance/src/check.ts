@@ -1,5 +1,5 @@
 // schema:check: the proposed subgraph schemas against the deployed baseline, plus composition of the proposed set.
-import { buildSchema, type GraphQLSchema } from 'graphql';
+import { buildClientSchema, buildSchema, introspectionFromSchema, type GraphQLSchema } from 'graphql';
 import { CompositionError, compose, type SubgraphSource } from '@ordergraph/gateway/supergraph';
 import { subgraphSchema } from './schema.js';
 import { classifyChanges, type ClassifiedChange } from './versioning.js';
@@ -67,6 +67,9 @@ export async function checkSubgraphs(proposed: SubgraphSource[], baselines: Reco
 /** The API schema the proposed subgraphs compose to, against the one a running gateway serves. */
 export async function checkApiSchema(proposed: SubgraphSource[], deployed: GraphQLSchema): Promise<CheckResult> {
   const { publicSdl, compositionErrors } = composition(proposed);
-  const changes = publicSdl === undefined ? [] : await classifyChanges(deployed, buildSchema(publicSdl));
+  // Through introspection, as the deployed schema came: introspection shows no applied directives (@cacheControl),
+  // so comparing the composed SDL directly would report them as changes.
+  const proposedApi = publicSdl === undefined ? undefined : buildClientSchema(introspectionFromSchema(buildSchema(publicSdl)));
+  const changes = proposedApi === undefined ? [] : await classifyChanges(deployed, proposedApi);
   return result([{ name: 'API schema', hasBaseline: true, changes }], compositionErrors);
 }

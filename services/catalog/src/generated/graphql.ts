@@ -20,6 +20,11 @@ export type Scalars = {
   _FieldSet: { input: unknown; output: unknown; }
 };
 
+/** Whether a cached response may be shared (PUBLIC) or only kept for one viewer (PRIVATE). */
+export type CacheControlScope =
+  | 'PRIVATE'
+  | 'PUBLIC';
+
 export type CreateProductInput = {
   attributes?: InputMaybe<Scalars['JSON']['input']>;
   /** At most 2000 characters. */
@@ -220,6 +225,7 @@ export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = 
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
+  CacheControlScope: CacheControlScope;
   CreateProductInput: CreateProductInput;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
@@ -230,11 +236,11 @@ export type ResolversTypes = ResolversObject<{
   Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   Product: ResolverTypeWrapper<ProductDoc>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   SearchHit: ResolverTypeWrapper<SearchHit>;
   URL: ResolverTypeWrapper<Scalars['URL']['output']>;
   UpdateProductInput: UpdateProductInput;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
 }>;
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -249,12 +255,20 @@ export type ResolversParentTypes = ResolversObject<{
   Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   Product: ProductDoc;
   Query: Record<PropertyKey, never>;
-  Int: Scalars['Int']['output'];
   SearchHit: SearchHit;
   URL: Scalars['URL']['output'];
   UpdateProductInput: UpdateProductInput;
   Boolean: Scalars['Boolean']['output'];
+  Int: Scalars['Int']['output'];
 }>;
+
+export type CacheControlDirectiveArgs = {
+  inheritMaxAge?: Maybe<Scalars['Boolean']['input']>;
+  maxAge?: Maybe<Scalars['Int']['input']>;
+  scope?: Maybe<CacheControlScope>;
+};
+
+export type CacheControlDirectiveResolver<Result, Parent, ContextType = Context, Args = CacheControlDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
@@ -313,3 +327,6 @@ export type Resolvers<ContextType = Context> = ResolversObject<{
   URL?: GraphQLScalarType;
 }>;
 
+export type DirectiveResolvers<ContextType = Context> = ResolversObject<{
+  cacheControl?: CacheControlDirectiveResolver<any, any, ContextType>;
+}>;

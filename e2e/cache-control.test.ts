@@ -1,0 +1,125 @@
+// Cache hints end to end: @cacheControl composed from the catalog into the supergraph, the Cache-Control header the
+// gateway computes from the fields selected, and the public response cache in a real Redis shared by two replicas.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toGlobalId, type Redis } from '@ordergraph/common';
+import { graphql, token } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from './harness.js';
+
+let supergraph: Supergraph;
+let inspect: Redis;
+let admin: string;
+let alice: string;
+const productId = (n: number) => toGlobalId('Product', `product-${String(n).padStart(4, '0')}`);
+
+beforeAll(async () => {
+  supergraph = await startSupergraph({ gateways: 2, redis: true });
+  inspect = supergraph.redis!.client;
+  [admin, alice] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001')]);
+});
+afterAll(() => supergraph?.stop());
+
+const cacheControl = async (query: string, options: Parameters<typeof graphql>[2] = {}) => {
+  const response = await graphql(supergraph.url, query, options);
+  return response.headers.get('cache-control');
+};
+
+/** Cached responses in Redis (not the entity index sets). */
+const cachedResponses = async () => (await inspect.keys('ordergraph:response:*')).filter((key) => !key.includes(':entity:'));
+
+/** The response cache is written after the response is sent; wait (a bounded number of polls) until it is. */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let attempt = 0; attempt < 100 && !done(value); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    value = await read();
+  }
+  return value;
+}
+
+describe('Cache-Control', () => {
+  it('is the smallest maxAge of the fields selected, public for anonymous callers', async () => {
+    const id = productId(20);
+    expect(await cacheControl(`{ product(id: "${id}") { id name price } }`)).toBe('public, max-age=300');
+    expect(await cacheControl(`{ product(id: "${id}") { id name currentPrice } }`)).toBe('public, max-age=60');
+    expect(await cacheControl(`{ product(id: "${id}") { ...Price } } fragment Price on Product { currentPrice }`)).toBe('public, max-age=60');
+    const response = await graphql(supergraph.url, `{ product(id: "${id}") { name } }`);
+    expect(response.headers.get('vary')).toMatch(/Authorization/);
+  });
+
+  it('is no-store for fields without a hint, mutations, errors and traced responses', async () => {
+    const id = productId(21);
+    expect(await cacheControl('{ products(limit: 1) { id } }')).toBe('no-store');
+    expect(await cacheControl(`{ product(id: "${id}") { name } search(query: "lamp") { __typename } }`)).toBe('no-store');
+    expect(await cacheControl(`{ product(id: "${id}") { name } user(id: "${toGlobalId('User', 'user-0001')}") { name } }`)).toBe('no-store');
+    expect(await cacheControl(`{ product(id: "${toGlobalId('Product', 'none')}") { name } }`)).toBe('no-store');
+    expect(await cacheControl(`mutation { cancelOrder(id: "${toGlobalId('Order', 'none')}") { id } }`, { token: alice })).toBe('no-store');
+    expect(await cacheControl(`{ product(id: "${id}") { name } }`, { headers: { 'x-ordergraph-tracing': '1' } })).toBe('no-store');
+  });
+
+  it('is private for an authenticated caller', async () => {
+    expect(await cacheControl(`{ product(id: "${productId(22)}") { name currentPrice } }`, { token: alice })).toBe('private, max-age=60');
+  });
+
+  it('comes from hints the catalog declares, which its own Apollo Server reads as well', async () => {
+    const response = await graphql(supergraph.subgraphs.catalog, `{ product(id: "${productId(23)}") { name currentPrice } }`);
+    expect(response.headers.get('cache-control')).toBe('max-age=60, public');
+  });
+});
+
+describe('the response cache', () => {
+  it('keeps an anonymous response in Redis for its maxAge, and any replica answers from it with its Age', async () => {
+    const query = `{ product(id: "${productId(30)}") { id name currentPrice } }`;
+    const before = await cachedResponses();
+    const first = await graphql(supergraph.url, query);
+    const added = (await eventually(cachedResponses, (keys) => keys.length > before.length)).filter((key) => !before.includes(key));
+    expect(added).toHaveLength(1);
+    const ttl = await inspect.pttl(added[0]!);
+    expect(ttl > 0 && ttl <= 60_000).toBe(true);
+
+    const requests = await supergraph.subgraphRequests();
+    const second = await graphql(supergraph.gatewayUrls[1]!, query);
+    expect(await supergraph.subgraphRequests()).toBe(requests);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get('cache-control')).toBe('public, max-age=60');
+    const age = Number(second.headers.get('age'));
+    expect(Number.isInteger(age) && age >= 0 && age <= 60).toBe(true);
+  });
+
+  it('never keeps an authenticated, uncacheable or traced response', async () => {
+    const before = (await cachedResponses()).length;
+    const id = productId(31);
+    await graphql(supergraph.url, `{ product(id: "${id}") { name } }`, { token: alice });
+    await graphql(supergraph.url, `{ products(limit: 1) { id } }`);
+    await graphql(supergraph.url, `{ product(id: "${id}") { name } }`, { headers: { 'x-apollo-tracing': '1' } });
+    // A cacheable marker: once its entry is in Redis, any write the requests before it made has landed too (one
+    // connection, in order).
+    await graphql(supergraph.url, `{ product(id: "${id}") { price } }`);
+    const after = await eventually(cachedResponses, (keys) => keys.length > before);
+    expect(after.length).toBe(before + 1);
+
+    const requests = await supergraph.subgraphRequests();
+    await graphql(supergraph.url, `{ product(id: "${id}") { name } }`, { token: alice });
+    expect(await supergraph.subgraphRequests()).toBeGreaterThan(requests);
+  });
+
+  it('shows a product update made through any replica at once, well within the hint', async () => {
+    const id = productId(32);
+    const query = `{ product(id: "${id}") { name currentPrice } }`;
+    const before = (await cachedResponses()).length;
+    const original = (await graphql(supergraph.url, query)).body.data!.product;
+    await eventually(cachedResponses, (keys) => keys.length > before);
+
+    const newPrice = Math.round(original.currentPrice * 100 + 100) / 100;
+    const update = await graphql(
+      supergraph.gatewayUrls[1]!,
+      `mutation ($id: ID!, $input: UpdateProductInput!) { updateProduct(id: $id, input: $input) { id name currentPrice } }`,
+      { variables: { id, input: { name: `${original.name} II`, price: newPrice, salePrice: null } }, token: admin },
+    );
+    expect(update.body.errors).toBeUndefined();
+    const fresh = await eventually(
+      async () => (await graphql(supergraph.url, query)).body.data!.product,
+      (product) => product.name === `${original.name} II`,
+    );
+    expect(fresh).toEqual({ name: `${original.name} II`, currentPrice: newPrice });
+  });
+});

@@ -1,0 +1,123 @@
+// Operation limits at the gateway: depth, complexity, aliases, tokens and directives per field, each refused with its
+// code and figures before any subgraph is called, while graphql-js's introspection query stays allowed.
+import { getIntrospectionQuery } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toGlobalId } from '@ordergraph/common';
+import { graphql, token } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from './harness.js';
+
+let supergraph: Supergraph;
+let shallow: Supergraph;
+let admin: string;
+const aliceId = toGlobalId('User', 'user-0001');
+
+beforeAll(async () => {
+  [supergraph, shallow] = await Promise.all([startSupergraph(), startSupergraph({ gatewayEnv: { MAX_DEPTH: '5' } })]);
+  admin = await token('ADMIN', 'user-0000');
+});
+afterAll(async () => {
+  await supergraph?.stop();
+  await shallow?.stop();
+});
+
+/** Sends an operation and checks that no subgraph was asked anything for it. */
+async function refused(target: Supergraph, query: string, options: { variables?: Record<string, unknown>; token?: string } = {}) {
+  const before = await target.subgraphRequests();
+  const response = await graphql(target.url, query, options);
+  expect(await target.subgraphRequests()).toBe(before);
+  expect(response.body.data ?? undefined).toBeUndefined();
+  expect(response.body.errors).toHaveLength(1);
+  return { status: response.status, error: response.body.errors![0]! };
+}
+
+/** `user { orders { user { orders ... { id } } } } }`: a chain of `depth` fields, each list of one item. */
+function nested(depth: number): string {
+  let selection = 'id';
+  for (let level = depth - 1; level >= 2; level--) selection = `${level % 2 === 0 ? 'orders(limit: 1)' : 'user'} { ${selection} }`;
+  return `query ($id: ID!) { user(id: $id) { ${selection} } }`;
+}
+
+describe('depth', () => {
+  it('allows 7 levels by default and refuses 8 with DEPTH_LIMIT_EXCEEDED, the limit and the depth', async () => {
+    const ok = await graphql(supergraph.url, nested(7), { variables: { id: aliceId }, token: admin });
+    expect(ok.body.errors).toBeUndefined();
+    const { status, error } = await refused(supergraph, nested(8), { variables: { id: aliceId }, token: admin });
+    expect(status).toBe(400);
+    expect(error.extensions).toEqual({ code: 'DEPTH_LIMIT_EXCEEDED', maxDepth: 7, depth: 8 });
+  });
+
+  it('honours MAX_DEPTH=5', async () => {
+    expect((await graphql(shallow.url, nested(5), { variables: { id: aliceId }, token: admin })).body.errors).toBeUndefined();
+    const { error } = await refused(shallow, nested(6), { variables: { id: aliceId }, token: admin });
+    expect(error.extensions).toEqual({ code: 'DEPTH_LIMIT_EXCEEDED', maxDepth: 5, depth: 6 });
+  });
+
+  it('counts fields inside fragments, not the fragments themselves', async () => {
+    const query = `query ($id: ID!) { user(id: $id) { ...A } }
+      fragment A on User { orders { ...B } }
+      fragment B on Order { user { orders { ... on Order { user { orders { user { id } } } } } } }`;
+    const { error } = await refused(supergraph, query, { variables: { id: aliceId }, token: admin });
+    expect(error.extensions).toMatchObject({ code: 'DEPTH_LIMIT_EXCEEDED', depth: 8 });
+  });
+});
+
+describe('complexity', () => {
+  it('multiplies a list by its limit argument and refuses over 1000 with COMPLEXITY_LIMIT_EXCEEDED', async () => {
+    const query = 'query ($n: Int) { products(limit: $n) { id name } }';
+    // 1 + n x 2
+    expect((await graphql(supergraph.url, query, { variables: { n: 100 } })).body.errors).toBeUndefined();
+    const { status, error } = await refused(supergraph, query, { variables: { n: 500 } });
+    expect(status).toBe(400);
+    expect(error.extensions).toEqual({ code: 'COMPLEXITY_LIMIT_EXCEEDED', maxComplexity: 1000, complexity: 1001 });
+  });
+
+  it('multiplies a list without a size argument by 10, and nested lists multiply', async () => {
+    const query = `query ($id: ID!) { user(id: $id) { orders(limit: 40) { id items { quantity product { name } } } } }`;
+    const { error } = await refused(supergraph, query, { variables: { id: aliceId }, token: admin });
+    // user 1 + orders (1 + 40 x (id 1 + items (1 + 10 x (quantity 1 + product (1 + name 1)))))
+    expect(error.extensions).toMatchObject({ code: 'COMPLEXITY_LIMIT_EXCEEDED', complexity: 1 + (1 + 40 * (1 + (1 + 10 * (1 + (1 + 1))))) });
+  });
+
+  it('keeps every variant of the standard introspection query allowed, and reads the schema', async () => {
+    for (const options of [{}, { descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }]) {
+      const { status, body } = await graphql(supergraph.url, getIntrospectionQuery(options));
+      expect(status).toBe(200);
+      expect(body.errors).toBeUndefined();
+      expect(body.data!.__schema.types.map((type: { name: string }) => type.name)).toContain('Product');
+    }
+  });
+});
+
+describe('aliases, tokens and directives', () => {
+  it('refuses more than 30 aliases', async () => {
+    const aliases = (count: number) => `{ ${Array.from({ length: count }, (_, i) => `p${i}: products(limit: 1) { id }`).join(' ')} }`;
+    expect((await graphql(supergraph.url, aliases(30))).body.errors).toBeUndefined();
+    const { status, error } = await refused(supergraph, aliases(31));
+    expect(status).toBe(400);
+    expect(error.extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED', maxAliases: 30 });
+    expect(error.message).toMatch(/Aliases limit of 30 exceeded, found 31/);
+  });
+
+  it('refuses a document of more than 5000 tokens while parsing it', async () => {
+    // `{ __typename(n: [1 1 ... 1]) }`: 9 tokens around the list's items.
+    const tokens = (count: number) => `{ __typename(n: [${' 1'.repeat(count - 9)}]) }`;
+    const { status, error } = await refused(supergraph, tokens(5001));
+    expect(status).toBe(400);
+    expect(error.extensions?.['code']).toBe('GRAPHQL_PARSE_FAILED');
+    expect(error.message).toMatch(/5000 tokens/);
+    // At 5000 tokens it parses, and fails validation instead (the argument does not exist).
+    expect((await graphql(supergraph.url, tokens(5000))).body.errors![0]!.extensions?.['code']).toBe('GRAPHQL_VALIDATION_FAILED');
+  });
+
+  it('refuses more than 10 directives on one field', async () => {
+    const directives = (count: number) => `query ($yes: Boolean!) { products(limit: 1) ${'@include(if: $yes) '.repeat(count)}{ id } }`;
+    const response = await graphql(supergraph.url, directives(11), { variables: { yes: true } });
+    expect(response.status).toBe(400);
+    // graphql-js also reports the repeated @include; ours carries the figures.
+    expect(response.body.errors).toContainEqual(
+      expect.objectContaining({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED', maxDirectives: 10, directives: 11 } }),
+    );
+    const ten = await graphql(supergraph.url, directives(10), { variables: { yes: true } });
+    expect(ten.body.errors!.some((error) => error.extensions?.['maxDirectives'] !== undefined)).toBe(false);
+  });
+});

@@ -1,0 +1,105 @@
+// Rate limits per client and operation, counted in a real Redis shared by two gateway replicas. Small limits
+// (5 standard, 3 expensive per 60 s) keep the suite short; each test speaks as its own client.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toGlobalId, type Redis } from '@ordergraph/common';
+import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from './harness.js';
+
+let supergraph: Supergraph;
+let inspect: Redis;
+
+beforeAll(async () => {
+  supergraph = await startSupergraph({ gateways: 2, redis: true, gatewayEnv: { RATE_LIMIT_MAX: '5', RATE_LIMIT_EXPENSIVE_MAX: '3' } });
+  inspect = supergraph.redis!.client;
+});
+afterAll(() => supergraph?.stop());
+
+/** Sends each request to the two replicas in turn. */
+let turn = 0;
+const send = (query: string, options: Parameters<typeof graphql>[2] = {}) =>
+  graphql(supergraph.gatewayUrls[turn++ % supergraph.gatewayUrls.length]!, query, options);
+
+function expectRateLimited(response: GraphQLResponse, operation: string, limit: number) {
+  expect(response.status).toBe(429);
+  const retryAfter = Number(response.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+  expect(response.body.data ?? undefined).toBeUndefined();
+  expect(response.body.errors).toEqual([
+    expect.objectContaining({ extensions: expect.objectContaining({ code: 'RATE_LIMITED', operation, limit, windowMs: 60_000 }) }),
+  ]);
+}
+
+const CHEAP = 'query Cheap { products(limit: 1) { id } }';
+const REPORT = 'query GenerateReport { products(limit: 1) { id } }';
+
+describe('standard operations', () => {
+  it('allow 5 per client and operation across both replicas, then answer 429 RATE_LIMITED with Retry-After', async () => {
+    const alice = await token('USER', 'user-0001');
+    for (let i = 0; i < 5; i++) expect((await send(CHEAP, { token: alice })).status).toBe(200);
+    expectRateLimited(await send(CHEAP, { token: alice }), 'Cheap', 5);
+    // Another operation name, or another client, has a bucket of its own.
+    expect((await send('query Other { products(limit: 1) { id } }', { token: alice })).status).toBe(200);
+    expect((await send(CHEAP, { token: await token('USER', 'user-0002') })).status).toBe(200);
+  });
+
+  it('keep their counters in Redis, keyed by user ID and operation, expiring with the window', async () => {
+    const carolId = toGlobalId('User', 'user-0003');
+    await send(CHEAP, { token: await token('USER', 'user-0003') });
+    const key = `ordergraph:ratelimit:standard:user:${carolId}:Cheap`;
+    expect(await inspect.get(key)).toBe('1');
+    const ttl = await inspect.pttl(key);
+    expect(ttl > 0 && ttl <= 60_000).toBe(true);
+  });
+
+  it('key anonymous callers by IP, and ignore X-Forwarded-For unless proxies are trusted', async () => {
+    const query = 'query ByAddress { products(limit: 1) { id } }';
+    for (let i = 0; i < 5; i++) {
+      expect((await send(query, { headers: { 'x-forwarded-for': `203.0.113.${i}` } })).status).toBe(200);
+    }
+    expectRateLimited(await send(query, { headers: { 'x-forwarded-for': '198.51.100.7' } }), 'ByAddress', 5);
+    expect(await inspect.exists('ordergraph:ratelimit:standard:ip:127.0.0.1:ByAddress')).toBe(1);
+  });
+
+  it('count an unparseable document as anonymous under the standard limit, and let it fail to parse', async () => {
+    const dave = await token('USER', 'user-0004');
+    for (let i = 0; i < 5; i++) {
+      const response = await send('query GenerateReport {', { token: dave });
+      expect(response.status).toBe(400);
+      expect(response.body.errors![0]!.extensions?.['code']).toBe('GRAPHQL_PARSE_FAILED');
+    }
+    expectRateLimited(await send('query GenerateReport {', { token: dave }), 'anonymous', 5);
+    // The expensive bucket it names was never touched.
+    expect((await send(REPORT, { token: dave })).status).toBe(200);
+  });
+});
+
+describe('expensive operations', () => {
+  it('allow 3 per window, whatever operationName the request claims, aliases, other operations or case', async () => {
+    const erin = await token('USER', 'user-0005');
+    const attempts: { query: string; operationName?: string }[] = [
+      { query: REPORT },
+      // Aliased fields and an explicit operationName do not change the operation.
+      { query: 'query GenerateReport { a: products(limit: 1) { id } b: products(limit: 1) { name } }', operationName: 'GenerateReport' },
+      // The operation that executes is the one selected from the document.
+      { query: `${CHEAP} ${REPORT}`, operationName: 'GenerateReport' },
+    ];
+    for (const attempt of attempts) expect((await send(attempt.query, { token: erin, ...attempt })).status).toBe(200);
+    // A renamed copy differing only in case is still GenerateReport.
+    expectRateLimited(await send('query generatereport { products(limit: 1) { id } }', { token: erin }), 'GenerateReport', 3);
+    // Claiming another name in the request does not run GenerateReport under it: nothing executes.
+    const claimed = await send(REPORT, { token: erin, operationName: 'Cheap' });
+    expect(claimed.body.data ?? undefined).toBeUndefined();
+    expect(claimed.body.errors![0]!.extensions?.['code']).not.toBe('RATE_LIMITED');
+    // The cheap operation of the same document still runs, under its own bucket.
+    expect((await send(`${CHEAP} ${REPORT}`, { token: erin, operationName: 'Cheap' })).status).toBe(200);
+    expect(await inspect.get(`ordergraph:ratelimit:expensive:user:${toGlobalId('User', 'user-0005')}:GenerateReport`)).toBe('4');
+  });
+
+  it('are counted separately for each expensive name and client', async () => {
+    const frank = await token('USER', 'user-0006');
+    for (const name of ['ExportAllUsers', 'BulkSearch']) {
+      for (let i = 0; i < 3; i++) expect((await send(`query ${name} { products(limit: 1) { id } }`, { token: frank })).status).toBe(200);
+      expectRateLimited(await send(`query ${name} { products(limit: 1) { id } }`, { token: frank }), name, 3);
+    }
+  });
+});

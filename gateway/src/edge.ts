@@ -1,0 +1,65 @@
+// The edge plugins of DESIGN section 5 in the order they must run. For each request: persisted queries turn a hash
+// into its document; the rate limit counts the operation that document will execute (and may refuse it); the cache
+// policy and a cached public response come next, so neither a persisted query nor a cache hit skips the rate limit;
+// then tokens, depth, aliases and directives bound parsing and validation, and complexity is measured just before
+// execution, all before any subgraph is called; tracing times the execution itself.
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import type { Logger, Redis } from '@ordergraph/common';
+import { createCacheControl } from './cache-control.js';
+import type { GatewayConfig } from './config.js';
+import { tokenLimitedParser, useOperationLimits } from './limits.js';
+import { createOperationReader, viewerOf } from './operation.js';
+import { readPersistedQueryManifest, useAutomaticPersistedQueries, usePersistedQueryAllowlist } from './persisted-queries.js';
+import { useRateLimits } from './rate-limit.js';
+import { useSharedResponseCache } from './response-cache.js';
+import { useRedisReadiness } from './shared-state.js';
+import { useTracing, wantsTracing } from './tracing.js';
+
+export interface EdgeOptions {
+  config: GatewayConfig;
+  redis: Redis | undefined;
+  logger: Logger;
+  graphqlEndpoint: string;
+  readinessEndpoint: string;
+}
+
+export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
+  const readOperation = createOperationReader(tokenLimitedParser(config.MAX_TOKENS));
+  const cacheControl = createCacheControl({ readOperation, graphqlEndpoint });
+  return [
+    useRedisReadiness(redis, readinessEndpoint, logger),
+    config.PERSISTED_QUERIES === 'allowlist'
+      ? usePersistedQueryAllowlist(readPersistedQueryManifest(config.PERSISTED_QUERIES_MANIFEST!))
+      : useAutomaticPersistedQueries(redis, logger),
+    useRateLimits(
+      {
+        windowMs: config.RATE_LIMIT_WINDOW_MS,
+        max: config.RATE_LIMIT_MAX,
+        expensiveMax: config.RATE_LIMIT_EXPENSIVE_MAX,
+        expensiveOperations: config.RATE_LIMIT_EXPENSIVE_OPERATIONS,
+        trustProxyHops: config.TRUST_PROXY_HOPS,
+      },
+      redis,
+      readOperation,
+    ),
+    useOperationLimits({
+      maxDepth: config.MAX_DEPTH,
+      maxComplexity: config.MAX_COMPLEXITY,
+      maxAliases: config.MAX_ALIASES,
+      maxTokens: config.MAX_TOKENS,
+      maxDirectivesPerField: config.MAX_DIRECTIVES_PER_FIELD,
+    }),
+    cacheControl.plugin,
+    useSharedResponseCache({
+      redis,
+      logger,
+      maxAge: (request) => {
+        const policy = cacheControl.policyOf(request);
+        return policy?.scope === 'PUBLIC' ? policy.maxAge : 0;
+      },
+      cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request),
+      mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
+    }),
+    useTracing({ production: config.NODE_ENV === 'production' }),
+  ];
+}

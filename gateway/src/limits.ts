@@ -1,0 +1,203 @@
+// Operation limits (DESIGN section 5), all enforced before any subgraph is called: tokens while parsing, depth, aliases
+// and directives per field while validating, complexity just before execution (it depends on variables, and Yoga
+// caches validation results per document, so a variable-dependent rule must not live in validation).
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { ErrorCode } from '@ordergraph/common';
+import {
+  GraphQLError,
+  Kind,
+  getNamedType,
+  getNullableType,
+  getOperationAST,
+  isListType,
+  parse,
+  type ASTVisitor,
+  type DocumentNode,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
+import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+
+export interface OperationLimits {
+  maxDepth: number;
+  maxComplexity: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxDirectivesPerField: number;
+}
+
+/** Introspection roots; their subtrees are bounded by graphql-js's own MaxIntrospectionDepthRule instead. */
+const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
+/** Arguments that name how many items a list field returns. */
+const PAGE_ARGUMENTS = ['first', 'last', 'limit'];
+const DEFAULT_LIST_FACTOR = 10;
+const INTROSPECTION_LIST_FACTOR = 2;
+/** graphql-query-complexity stops counting after this many field evaluations (fragment bombs); we then reject. */
+const MAX_EVALUATED_NODES = 10_000;
+const TOO_MANY_NODES = 'Query exceeds the maximum allowed number of nodes.';
+
+/** The document parser every edge plugin shares: graphql-js's own parser, aborting past the token limit. */
+export const tokenLimitedParser = (maxTokens: number) => (source: string) => parse(source, { maxTokens });
+
+function limitExceeded(code: ErrorCode, message: string, extensions: Record<string, unknown>): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, ...extensions } });
+}
+
+/**
+ * The depth of a selection set: the longest chain of nested fields. Fragments add no level of their own (they are
+ * only syntax); each fragment's depth is computed once, so a fragment spread many times costs nothing extra.
+ */
+function depthOf(context: ValidationContext, selectionSet: SelectionSetNode, fragments: Map<string, number>): number {
+  let depth = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if (INTROSPECTION_ROOTS.has(selection.name.value)) continue;
+      depth = Math.max(depth, 1 + (selection.selectionSet ? depthOf(context, selection.selectionSet, fragments) : 0));
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      depth = Math.max(depth, depthOf(context, selection.selectionSet, fragments));
+    } else {
+      const name = selection.name.value;
+      if (!fragments.has(name)) {
+        fragments.set(name, 0); // a cycle (reported by NoFragmentCyclesRule) ends here
+        const fragment = context.getFragment(name);
+        fragments.set(name, fragment ? depthOf(context, fragment.selectionSet, fragments) : 0);
+      }
+      depth = Math.max(depth, fragments.get(name)!);
+    }
+  }
+  return depth;
+}
+
+export function maxDepthRule(maxDepth: number): ValidationRule {
+  return function maxDepthRule(context): ASTVisitor {
+    const fragments = new Map<string, number>();
+    return {
+      OperationDefinition(operation) {
+        const depth = depthOf(context, operation.selectionSet, fragments);
+        if (depth > maxDepth) {
+          context.reportError(
+            limitExceeded(ErrorCode.DEPTH_LIMIT_EXCEEDED, `Query depth ${depth} exceeds the maximum depth of ${maxDepth}`, {
+              maxDepth,
+              depth,
+            }),
+          );
+        }
+      },
+    };
+  };
+}
+
+/** Hand-written: graphql-armor's max-directives counts directives per operation, the design bounds them per field. */
+export function maxDirectivesPerFieldRule(maxDirectives: number): ValidationRule {
+  return function maxDirectivesPerFieldRule(context): ASTVisitor {
+    const check = (node: { directives?: readonly unknown[] | undefined }) => {
+      const directives = node.directives?.length ?? 0;
+      if (directives > maxDirectives) {
+        context.reportError(
+          new GraphQLError(`A selection carries ${directives} directives; at most ${maxDirectives} are allowed`, {
+            extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED, maxDirectives, directives },
+          }),
+        );
+      }
+    };
+    return { Field: check, FragmentSpread: check, InlineFragment: check };
+  };
+}
+
+function maxAliasesRuleWithCode(maxAliases: number): ValidationRule {
+  // graphql-armor counts aliases through fragments; its own error has no code, so we report ours instead.
+  return maxAliasesRule({
+    n: maxAliases,
+    propagateOnRejection: false,
+    onReject: [
+      (context, error) =>
+        context?.reportError(
+          new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
+            extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED, maxAliases },
+          }),
+        ),
+    ],
+  });
+}
+
+/**
+ * Each field costs 1. A list field costs 1 plus its subtree (the fields selected below it) multiplied by its `first`/
+ * `last`/`limit` argument when the document gives one, else by 10 (2 for introspection lists: every variant of
+ * graphql-js's introspection query then stays under 1000). A field taking such an argument but returning a connection
+ * object counts the same way, and the lists inside a connection (`edges`) are not multiplied a second time.
+ */
+const costEstimator: ComplexityEstimator = ({ type, field, node, args, childComplexity }) => {
+  if (type.name.endsWith('Connection')) return 1 + childComplexity;
+  const given = PAGE_ARGUMENTS.filter((name) => node.arguments?.some((argument) => argument.name.value === name))
+    .map((name) => args[name] as unknown)
+    .filter((value): value is number => typeof value === 'number');
+  if (given.length > 0) return 1 + Math.max(...given) * childComplexity;
+  const paginated = field.args.some((argument) => PAGE_ARGUMENTS.includes(argument.name));
+  if (!paginated && !isListType(getNullableType(field.type))) return 1 + childComplexity;
+  const introspection = type.name.startsWith('__') || getNamedType(field.type).name.startsWith('__');
+  return 1 + (introspection ? INTROSPECTION_LIST_FACTOR : DEFAULT_LIST_FACTOR) * childComplexity;
+};
+
+/**
+ * The complexity of the operation a request executes, or undefined when its variables do not coerce (execution then
+ * reports that, before any subgraph is called). Infinity when the document is too large to measure.
+ */
+export function measureComplexity(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | undefined,
+): number | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return undefined;
+  try {
+    return getComplexity({
+      schema,
+      query: document,
+      variables: variables ?? {},
+      ...(operation.name ? { operationName: operation.name.value } : {}),
+      estimators: [costEstimator],
+      maxQueryNodes: MAX_EVALUATED_NODES,
+    });
+  } catch (error) {
+    if (error instanceof GraphQLError && error.message === TOO_MANY_NODES) return Infinity;
+    return undefined;
+  }
+}
+
+export function complexityError(maxComplexity: number, complexity: number): GraphQLError {
+  const measured = Number.isFinite(complexity) ? complexity : `more than ${MAX_EVALUATED_NODES} fields`;
+  return limitExceeded(
+    ErrorCode.COMPLEXITY_LIMIT_EXCEEDED,
+    `Query complexity ${measured} exceeds the maximum complexity of ${maxComplexity}`,
+    // The request was refused before execution, as a validation failure would be (400 for graphql-response+json).
+    { maxComplexity, complexity: Number.isFinite(complexity) ? complexity : null, http: { spec: true, status: 400 } },
+  );
+}
+
+export function useOperationLimits(limits: OperationLimits): GatewayPlugin {
+  const parseDocument = tokenLimitedParser(limits.maxTokens);
+  const rules = [maxDepthRule(limits.maxDepth), maxAliasesRuleWithCode(limits.maxAliases), maxDirectivesPerFieldRule(limits.maxDirectivesPerField)];
+  const checkComplexity = ({ args, setResultAndStopExecution }: {
+    args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null };
+    setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
+  }) => {
+    const complexity = measureComplexity(args.schema, args.document, args.operationName, args.variableValues ?? undefined);
+    if (complexity !== undefined && complexity > limits.maxComplexity) {
+      setResultAndStopExecution({ errors: [complexityError(limits.maxComplexity, complexity)] });
+    }
+  };
+  return {
+    onParse({ setParseFn }) {
+      setParseFn(parseDocument);
+    },
+    onValidate({ addValidationRule }) {
+      for (const rule of rules) addValidationRule(rule);
+    },
+    onExecute: checkComplexity,
+    onSubscribe: checkComplexity,
+  };
+}

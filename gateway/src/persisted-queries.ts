@@ -1,0 +1,103 @@
+// Persisted queries (DESIGN section 5). `apq`: Automatic Persisted Queries, protocol version 1, kept in Redis so a hash
+// one replica registered is known to all. `allowlist`: only the operations of an Apollo persisted-query manifest.
+// Either way the plugin only swaps the hash for its document: parsing, validation, limits, rate limits and auth then
+// treat it like any other request, and a mutation behind a hash is still refused on GET (405).
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { createInMemoryAPQStore, useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { ConfigError, ErrorCode, type Logger, type Redis } from '@ordergraph/common';
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { z } from 'zod';
+import { isConnected } from './shared-state.js';
+
+const APQ_KEY_PREFIX = 'ordergraph:apq:';
+/** Registered queries expire a day after their last registration; a client re-registers one it finds missing. */
+const APQ_TTL_SECONDS = 24 * 60 * 60;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** A Redis outage degrades to "not registered" (the client resends the query) instead of failing requests. */
+function redisStore(redis: Redis, logger: Logger): APQStore {
+  return {
+    get: async (hash) =>
+      isConnected(redis)
+        ? redis.get(APQ_KEY_PREFIX + hash).catch((error: unknown) => {
+            logger.warn({ err: error }, 'persisted query lookup failed');
+            return null;
+          })
+        : null,
+    set: async (hash, query) => {
+      if (!isConnected(redis)) return;
+      await redis.set(APQ_KEY_PREFIX + hash, query, 'EX', APQ_TTL_SECONDS).catch((error: unknown) => {
+        logger.warn({ err: error }, 'persisted query registration failed');
+      });
+    },
+  };
+}
+
+export function useAutomaticPersistedQueries(redis: Redis | undefined, logger: Logger): GatewayPlugin {
+  const apq = useAPQ({ store: redis ? redisStore(redis, logger) : createInMemoryAPQStore(), hash: sha256 });
+  const plugin: Plugin = {
+    async onParams(payload) {
+      try {
+        await apq.onParams?.(payload);
+      } catch (error) {
+        // Protocol version 1 answers an unknown hash with 200 (the client then sends the query); the plugin says 404.
+        if (error instanceof GraphQLError && error.extensions['code'] === ErrorCode.PERSISTED_QUERY_NOT_FOUND) {
+          throw new GraphQLError(error.message, { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND } });
+        }
+        throw error;
+      }
+    },
+  };
+  return plugin as GatewayPlugin;
+}
+
+// Apollo's persisted-query manifest (the format `generate-persisted-query-manifest` writes).
+const manifestSchema = z.object({
+  format: z.literal('apollo-persisted-query-manifest'),
+  version: z.literal(1),
+  operations: z.array(
+    z.object({
+      id: z.string(),
+      body: z.string(),
+      name: z.string().optional(),
+      type: z.enum(['query', 'mutation', 'subscription']).optional(),
+    }),
+  ),
+});
+
+/** Reads a manifest: its operations by ID. Fails start-up when the file is malformed or an ID is not its body's hash. */
+export function readPersistedQueryManifest(path: string): Map<string, string> {
+  let manifest: z.output<typeof manifestSchema>;
+  try {
+    manifest = manifestSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  PERSISTED_QUERIES_MANIFEST: cannot read ${path}: ${String(error)}`);
+  }
+  const wrong = manifest.operations.filter((operation) => operation.id !== sha256(operation.body));
+  if (wrong.length > 0) {
+    const names = wrong.map((operation) => operation.name ?? operation.id).join(', ');
+    throw new ConfigError(`Invalid configuration:\n  PERSISTED_QUERIES_MANIFEST: ids are not the SHA-256 of their body: ${names}`);
+  }
+  return new Map(manifest.operations.map((operation) => [operation.id, operation.body]));
+}
+
+export function usePersistedQueryAllowlist(operations: Map<string, string>): GatewayPlugin {
+  const notAllowed = (message: string) => ({
+    message,
+    extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_ALLOWED, http: { status: 400 } },
+  });
+  return usePersistedOperations({
+    getPersistedOperation: (hash) => operations.get(hash) ?? null,
+    allowArbitraryOperations: false,
+    customErrors: {
+      notFound: { message: 'PersistedQueryNotFound', extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: 404 } } },
+      persistedQueryOnly: notAllowed('Only persisted queries are allowed: send extensions.persistedQuery.sha256Hash alone'),
+      keyNotFound: notAllowed('Only persisted queries are allowed: extensions.persistedQuery.sha256Hash is missing'),
+    },
+  }) as GatewayPlugin;
+}

@@ -1,0 +1,87 @@
+// Rate limits per client and operation (DESIGN section 5), counted in Redis so every gateway replica shares them.
+//
+// The bucket is the name of the operation the document will actually execute: parsed from the document (after a
+// persisted query is resolved) and selected the way graphql-js selects it, never taken from the request's
+// `operationName` field alone. So sending another `operationName`, adding operations to the document, aliasing
+// fields or persisting the document under a hash cannot move a GenerateReport into another bucket, and expensive
+// names match whatever their case (`generatereport` is still GenerateReport). A document that does not parse, or
+// names no operation to run, counts under the standard limit as `anonymous` and goes on to fail validation.
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { ErrorCode, type Redis } from '@ordergraph/common';
+import { GraphQLError } from 'graphql';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { viewerOf, type OperationReader } from './operation.js';
+
+export interface RateLimitSettings {
+  windowMs: number;
+  max: number;
+  expensiveMax: number;
+  expensiveOperations: string[];
+  /** Proxies in front of the gateway whose X-Forwarded-For entries name the client. */
+  trustProxyHops: number;
+}
+
+const KEY_PREFIX = 'ordergraph:ratelimit';
+
+/**
+ * A fixed window per key. rate-limiter-flexible counts atomically in Redis (one Lua script: SET NX EX, INCRBY, PTTL);
+ * while Redis is unreachable each replica counts in its own memory instead of failing every request.
+ */
+function limiter(redis: Redis | undefined, name: string, points: number, windowMs: number): RateLimiterAbstract {
+  const options = { keyPrefix: `${KEY_PREFIX}:${name}`, points, duration: windowMs / 1000 };
+  if (!redis) return new RateLimiterMemory(options);
+  return new RateLimiterRedis({
+    ...options,
+    storeClient: redis,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory(options),
+  });
+}
+
+interface ServerContext {
+  req?: { socket?: { remoteAddress?: string } };
+}
+
+/** The user ID of a verified token, else the client's IP address. */
+function clientKey(request: Request, context: ServerContext, trustProxyHops: number): string {
+  const viewer = viewerOf(context);
+  if (viewer) return `user:${viewer.userId}`;
+  const forwarded = request.headers.get('x-forwarded-for')?.split(',').map((hop) => hop.trim()) ?? [];
+  const ip = trustProxyHops > 0 ? forwarded[Math.max(forwarded.length - trustProxyHops, 0)] : undefined;
+  return `ip:${ip ?? context.req?.socket?.remoteAddress ?? 'unknown'}`;
+}
+
+function rateLimited(operation: string, limit: number, windowMs: number, retryAfterMs: number): GraphQLError {
+  const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new GraphQLError(`Rate limit exceeded: at most ${limit} ${operation} requests per ${windowMs} ms; retry in ${retryAfter} s`, {
+    extensions: {
+      code: ErrorCode.RATE_LIMITED,
+      operation,
+      limit,
+      windowMs,
+      retryAfterMs,
+      http: { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+    },
+  });
+}
+
+export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefined, readOperation: OperationReader): GatewayPlugin {
+  const standard = limiter(redis, 'standard', settings.max, settings.windowMs);
+  const expensive = limiter(redis, 'expensive', settings.expensiveMax, settings.windowMs);
+  const expensiveNames = new Map(settings.expensiveOperations.map((name) => [name.toLowerCase(), name]));
+  return {
+    async onParams({ params, request, context }) {
+      const name = readOperation(params)?.operation.name?.value ?? 'anonymous';
+      const expensiveName = expensiveNames.get(name.toLowerCase());
+      const [bucket, counter, limit] = expensiveName
+        ? [expensiveName, expensive, settings.expensiveMax]
+        : [name, standard, settings.max];
+      try {
+        await counter.consume(`${clientKey(request, context as ServerContext, settings.trustProxyHops)}:${bucket}`);
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) throw rateLimited(bucket, limit, settings.windowMs, rejection.msBeforeNext);
+        throw rejection;
+      }
+    },
+  };
+}

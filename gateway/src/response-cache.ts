@@ -1,0 +1,82 @@
+// The response cache for public responses (DESIGN section 5): Yoga's response cache, kept in Redis so replicas share
+// it, each response kept for the maxAge its Cache-Control header states. Only anonymous queries are cached; a mutation
+// through any replica drops the cached responses that contain the entities it returns (Product:<id> after
+// updateProduct), and every entry expires with its hint in any case.
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
+import type { Logger, Redis } from '@ordergraph/common';
+import { isConnected } from './shared-state.js';
+
+const KEY_PREFIX = 'ordergraph:response:';
+
+interface Entity {
+  typename: string;
+  id?: number | string;
+}
+
+const entityKey = ({ typename, id }: Entity) => `${KEY_PREFIX}entity:${typename}:${id}`;
+/** Only entities with an ID are indexed: a mutation returns the entities it changed, each with its ID. */
+const identified = (entities: Iterable<Entity>) => [...entities].filter((entity) => entity.id !== undefined && entity.id !== null);
+
+/**
+ * Written here rather than taken from @envelop/response-cache-redis, whose entity index sets never expire and whose
+ * keys carry no prefix. Each response is stored with its TTL; the set that indexes responses by entity expires with
+ * the longest-lived response in it. A Redis failure is a cache miss, never a failed request.
+ */
+export function redisResponseCache(redis: Redis, logger: Logger): Cache {
+  const failed = (what: string) => (error: unknown) => {
+    logger.warn({ err: error }, `response cache ${what} failed`);
+    return undefined;
+  };
+  return {
+    get: async (id) =>
+      isConnected(redis)
+        ? redis
+            .get(KEY_PREFIX + id)
+            .then((json) => (json ? JSON.parse(json) : undefined))
+            .catch(failed('read'))
+        : undefined,
+    set(id, result, entities, ttl) {
+      if (!(ttl > 0) || !Number.isFinite(ttl) || !isConnected(redis)) return;
+      const transaction = redis.multi().set(KEY_PREFIX + id, JSON.stringify(result), 'PX', Math.ceil(ttl));
+      for (const key of new Set(identified(entities).map(entityKey))) {
+        transaction.sadd(key, id).pexpire(key, Math.ceil(ttl), 'NX').pexpire(key, Math.ceil(ttl), 'GT');
+      }
+      return transaction.exec().then(() => undefined, failed('write'));
+    },
+    async invalidate(entities) {
+      if (!isConnected(redis)) return;
+      try {
+        const keys = [...new Set(identified(entities).map(entityKey))];
+        if (keys.length === 0) return;
+        const members = await Promise.all(keys.map((key) => redis.smembers(key)));
+        await redis.del(...keys, ...members.flat().map((id) => KEY_PREFIX + id));
+      } catch (error) {
+        failed('invalidation')(error);
+      }
+    },
+  };
+}
+
+export interface ResponseCacheOptions {
+  redis: Redis | undefined;
+  logger: Logger;
+  /** Whether this request may read or fill the cache (anonymous, not traced). Mutations always invalidate. */
+  cacheable(request: Request, context: unknown): boolean;
+  /** Whether the request's operation is a mutation. */
+  mutates(context: unknown): boolean;
+  /** How long the request's response may be kept, in seconds: its cache policy (0: not at all). */
+  maxAge(request: Request): number;
+}
+
+export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPlugin {
+  return useResponseCache({
+    cache: options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(),
+    // Everyone shares one public cache; authenticated queries never reach it (enabled below).
+    session: () => null,
+    enabled: (request, context) => options.cacheable(request, context) || options.mutates(context),
+    // The TTL is the request's cache policy, the one its Cache-Control header states (cache-control.ts).
+    onTtl: ({ context }) => options.maxAge((context as { request: Request }).request) * 1000,
+    includeExtensionMetadata: false,
+  }) as GatewayPlugin;
+}

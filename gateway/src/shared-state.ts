@@ -1,0 +1,62 @@
+// Where gateway replicas share state (persisted queries, rate-limit counters, the response cache): Redis when
+// REDIS_URL is set; otherwise this process's memory, a fallback for development only, announced at start (as an
+// error in production, where replicas would each count and cache on their own).
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { createRedis, pingRedis, type Logger, type Redis } from '@ordergraph/common';
+
+export interface SharedState {
+  /** Undefined when the in-memory fallback is in use. */
+  redis: Redis | undefined;
+  /** Resolves once Redis is connected, or after a few seconds (then the gateway starts degraded, see isConnected). */
+  connected(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const CONNECT_WAIT_MS = 5_000;
+
+/**
+ * Whether commands can reach Redis now. While it is down, callers treat the cache and persisted queries as misses at
+ * once and the rate limiter counts in memory, rather than every request waiting for Redis commands to time out.
+ */
+export const isConnected = (redis: Redis): boolean => redis.status === 'ready';
+
+export function openSharedState(redisUrl: string | undefined, logger: Logger, production: boolean): SharedState {
+  if (!redisUrl) {
+    logger[production ? 'error' : 'warn'](
+      'REDIS_URL is not set: persisted queries, rate-limit counters and the response cache live in this process only ' +
+        '(development only: replicas would not share them)',
+    );
+    return { redis: undefined, connected: async () => {}, close: async () => {} };
+  }
+  const redis = createRedis(redisUrl, logger);
+  return {
+    redis,
+    async connected() {
+      if (isConnected(redis)) return;
+      let timer: NodeJS.Timeout | undefined;
+      const connected = new Promise<boolean>((resolve) => redis.once('ready', () => resolve(true)));
+      const waited = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CONNECT_WAIT_MS)));
+      if (!(await Promise.race([connected, waited]))) logger.warn('redis is not reachable yet; starting without it');
+      clearTimeout(timer);
+    },
+    async close() {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** /readyz answers 503 while Redis does not answer PING (Hive's own check covers the supergraph). */
+export function useRedisReadiness(redis: Redis | undefined, endpoint: string, logger: Logger): GatewayPlugin {
+  return {
+    async onResponse({ request, response, setResponse }) {
+      if (!redis || !response.ok || new URL(request.url).pathname !== endpoint) return;
+      try {
+        if (!isConnected(redis)) throw new Error(`redis connection is ${redis.status}`);
+        await pingRedis(redis);
+      } catch (error) {
+        logger.warn({ err: error }, 'not ready: redis does not answer');
+        setResponse(new Response('redis unavailable', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
+      }
+    },
+  };
+}
