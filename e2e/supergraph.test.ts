@@ -10,7 +10,6 @@ let admin: string;
 let alice: string;
 let bob: string;
 const aliceId = toGlobalId('User', 'user-0001');
-const bobId = toGlobalId('User', 'user-0002');
 const productId = (n: number) => toGlobalId('Product', `product-${String(n).padStart(4, '0')}`);
 
 beforeAll(async () => {

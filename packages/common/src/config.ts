@@ -30,6 +30,9 @@ export function subgraphEnvSchema(defaults: { port: number; database: string }) 
   });
 }
 
+/** The settings every subgraph has, whatever it adds. */
+export type SubgraphConfig = z.output<ReturnType<typeof subgraphEnvSchema>>;
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }

@@ -11,26 +11,26 @@ import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/res
 import express from 'express';
 import { GraphQLError, parse } from 'graphql';
 import type { Registry } from 'prom-client';
-import { InvalidTokenError, viewerFromHeader, type TokenVerifier, type Viewer } from './auth.js';
+import { InvalidTokenError, createTokenVerifier, viewerFromHeader, type TokenVerifier, type Viewer } from './auth.js';
+import { authSettings, type SubgraphConfig } from './config.js';
 import { ErrorCode, createErrorMasker } from './errors.js';
 import type { Logger } from './logger.js';
-import { graphqlRequestHistogram } from './metrics.js';
+import { createMetricsRegistry, datastoreOperationsCounter, graphqlRequestHistogram } from './metrics.js';
+import { instrumentDatabase, openDatabase, type DocumentDatabase } from './store/index.js';
 import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
 
 export interface SubgraphServiceOptions<TContext extends BaseContext> {
   name: string;
   typeDefs: string;
   resolvers: unknown;
-  verifyToken: TokenVerifier;
+  resources: SubgraphResources;
   /** Builds the per-request context (loaders are made here, never shared across requests). */
   createContext(request: RequestIdentity): TContext | Promise<TContext>;
-  /** Throws when a dependency (datastore, Redis) is unreachable. */
-  checkReady(): Promise<void>;
-  /** Releases the datastore and other resources after the HTTP server has drained. */
-  close(): Promise<void>;
-  registry: Registry;
+  /** Throws when a dependency besides the datastore (Redis, say) is unreachable. */
+  checkReady?(): Promise<void>;
+  /** Releases resources besides the datastore, after the HTTP server has drained and before the datastore closes. */
+  close?(): Promise<void>;
   logger: Logger;
-  production: boolean;
   /** Serve the schema's Subscription fields over graphql-ws at /graphql too. */
   subscriptions?: boolean;
 }
@@ -39,6 +39,34 @@ export interface SubgraphServiceOptions<TContext extends BaseContext> {
 export interface RequestIdentity {
   viewer: Viewer;
   authorization: string | undefined;
+}
+
+/** What every subgraph sets up the same way from its configuration before it opens its own stores. */
+export interface SubgraphResources {
+  registry: Registry;
+  /** The datastore, counting every operation in `datastore_operations_total`. */
+  db: DocumentDatabase;
+  verifyToken: TokenVerifier;
+  production: boolean;
+}
+
+/**
+ * Opens a subgraph's metrics registry, its datastore (MongoDB when MONGO_URL is set, else embedded; `database`
+ * replaces it, for tests) and its token verifier.
+ */
+export async function openSubgraphResources(
+  name: string,
+  config: SubgraphConfig,
+  logger: Logger,
+  database?: DocumentDatabase,
+): Promise<SubgraphResources> {
+  const registry = createMetricsRegistry(name);
+  const db = instrumentDatabase(
+    database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB })),
+    datastoreOperationsCounter(registry),
+  );
+  logger.info({ backend: db.backend }, 'datastore opened');
+  return { registry, db, verifyToken: createTokenVerifier(authSettings(config)), production: config.NODE_ENV === 'production' };
 }
 
 export interface SubgraphService {
@@ -66,7 +94,8 @@ function requestMetricsPlugin(registry: Registry): ApolloServerPlugin {
 export async function createSubgraphService<TContext extends BaseContext>(
   options: SubgraphServiceOptions<TContext>,
 ): Promise<SubgraphService> {
-  const { logger, registry } = options;
+  const { logger } = options;
+  const { registry, verifyToken, production, db } = options.resources;
   const app = express();
   const httpServer = http.createServer(app);
   const schema = buildSubgraphSchema({
@@ -75,19 +104,19 @@ export async function createSubgraphService<TContext extends BaseContext>(
   });
   const formatError = createErrorMasker((error) => logger.error({ err: error }, 'internal error'));
   const subscriptions = options.subscriptions
-    ? serveSubgraphSubscriptions({ ...options, httpServer, path: '/graphql', schema, formatError })
+    ? serveSubgraphSubscriptions({ ...options, registry, verifyToken, httpServer, path: '/graphql', schema, formatError })
     : undefined;
   const apollo = new ApolloServer<TContext>({
     schema,
     includeStacktraceInErrorResponses: false,
-    hideSchemaDetailsFromClientErrors: options.production,
+    hideSchemaDetailsFromClientErrors: production,
     formatError,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer }),
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
       requestMetricsPlugin(registry),
-      ...(options.production ? [ApolloServerPluginLandingPageDisabled()] : []),
+      ...(production ? [ApolloServerPluginLandingPageDisabled()] : []),
     ],
     logger,
   });
@@ -98,7 +127,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
   });
   app.get('/readyz', async (_req, res) => {
     try {
-      await options.checkReady();
+      await Promise.all([db.ping(), options.checkReady?.()]);
       res.json({ status: 'ready' });
     } catch (error) {
       logger.warn({ err: error }, 'not ready');
@@ -115,7 +144,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
       async context({ req }) {
         try {
           const authorization = req.headers.authorization;
-          const viewer = await viewerFromHeader(options.verifyToken, authorization);
+          const viewer = await viewerFromHeader(verifyToken, authorization);
           return await options.createContext({ viewer, authorization });
         } catch (error) {
           if (!(error instanceof InvalidTokenError)) throw error;
@@ -142,7 +171,8 @@ export async function createSubgraphService<TContext extends BaseContext>(
     },
     async stop() {
       await apollo.stop();
-      await options.close();
+      await options.close?.();
+      await db.close();
       logger.info(`${options.name} subgraph stopped`);
     },
   };

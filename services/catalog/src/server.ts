@@ -1,14 +1,9 @@
 // Builds the catalog subgraph; does not listen (index.ts does, tests call this in-process).
 import { readFileSync } from 'node:fs';
 import {
-  authSettings,
   createLogger,
-  createMetricsRegistry,
   createSubgraphService,
-  createTokenVerifier,
-  datastoreOperationsCounter,
-  instrumentDatabase,
-  openDatabase,
+  openSubgraphResources,
   type Logger,
   type SubgraphService,
 } from '@ordergraph/common';
@@ -27,24 +22,8 @@ export async function createCatalogService(
   config: CatalogConfig,
   logger: Logger = createLogger('catalog', config.LOG_LEVEL),
 ): Promise<SubgraphService> {
-  const registry = createMetricsRegistry('catalog');
-  const db = instrumentDatabase(
-    await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB }),
-    datastoreOperationsCounter(registry),
-  );
-  logger.info({ backend: db.backend }, 'datastore opened');
-  const store = await ProductStore.open(db);
+  const resources = await openSubgraphResources('catalog', config, logger);
+  const store = await ProductStore.open(resources.db);
   if (config.SEED) logger.info({ products: await seedProducts(store) }, 'seeded');
-  return createSubgraphService({
-    name: 'catalog',
-    typeDefs,
-    resolvers,
-    verifyToken: createTokenVerifier(authSettings(config)),
-    createContext: contextFactory(store),
-    checkReady: () => db.ping(),
-    close: () => db.close(),
-    registry,
-    logger,
-    production: config.NODE_ENV === 'production',
-  });
+  return createSubgraphService({ name: 'catalog', typeDefs, resolvers, resources, createContext: contextFactory(store), logger });
 }

@@ -1,14 +1,9 @@
 // Builds the orders subgraph; does not listen (index.ts does, tests call this in-process).
 import { readFileSync } from 'node:fs';
 import {
-  authSettings,
   createLogger,
-  createMetricsRegistry,
   createSubgraphService,
-  createTokenVerifier,
-  datastoreOperationsCounter,
-  instrumentDatabase,
-  openDatabase,
+  openSubgraphResources,
   type DocumentDatabase,
   type Logger,
   type SubgraphService,
@@ -34,33 +29,21 @@ export async function createOrdersService(
   logger: Logger = createLogger('orders', config.LOG_LEVEL),
   deps: OrdersServiceDeps = {},
 ): Promise<SubgraphService> {
-  const registry = createMetricsRegistry('orders');
-  const db = instrumentDatabase(
-    deps.database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB })),
-    datastoreOperationsCounter(registry),
-  );
-  logger.info({ backend: db.backend }, 'datastore opened');
-  const store = await OrderStore.open(db);
+  const resources = await openSubgraphResources('orders', config, logger, deps.database);
+  const store = await OrderStore.open(resources.db);
   if (config.SEED) logger.info({ orders: await seedOrders(store) }, 'seeded');
   if (!config.REDIS_URL) logger.warn('REDIS_URL is not set: order events reach this process only (development only)');
-  const events = config.REDIS_URL ? redisOrderEvents(config.REDIS_URL, logger, registry) : inProcessOrderEvents();
+  const events = config.REDIS_URL ? redisOrderEvents(config.REDIS_URL, logger, resources.registry) : inProcessOrderEvents();
   const orders = createOrderCommands(store, createCatalogClient(config.CATALOG_URL, logger), events);
   return createSubgraphService({
     name: 'orders',
     typeDefs,
     resolvers,
-    verifyToken: createTokenVerifier(authSettings(config)),
+    resources,
     createContext: contextFactory(store, orders, events),
-    async checkReady() {
-      await Promise.all([db.ping(), events.ping()]);
-    },
-    async close() {
-      await events.close();
-      await db.close();
-    },
-    registry,
+    checkReady: () => events.ping(),
+    close: () => events.close(),
     logger,
-    production: config.NODE_ENV === 'production',
     subscriptions: true,
   });
 }

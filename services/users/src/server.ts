@@ -1,14 +1,9 @@
 // Builds the users subgraph; does not listen (index.ts does, tests call this in-process).
 import { readFileSync } from 'node:fs';
 import {
-  authSettings,
   createLogger,
-  createMetricsRegistry,
   createSubgraphService,
-  createTokenVerifier,
-  datastoreOperationsCounter,
-  instrumentDatabase,
-  openDatabase,
+  openSubgraphResources,
   type DocumentDatabase,
   type Logger,
   type SubgraphService,
@@ -28,13 +23,8 @@ export async function createUsersService(
   /** The database to use instead of the one config names (tests inject failures with it). */
   database?: DocumentDatabase,
 ): Promise<SubgraphService> {
-  const registry = createMetricsRegistry('users');
-  const db = instrumentDatabase(
-    database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB })),
-    datastoreOperationsCounter(registry),
-  );
-  logger.info({ backend: db.backend }, 'datastore opened');
-  const store = await UserStore.open(db);
+  const resources = await openSubgraphResources('users', config, logger, database);
+  const store = await UserStore.open(resources.db);
   if (config.SEED) logger.info({ users: await seedUsers(store) }, 'seeded');
   const search = createSearchFanOut(
     [
@@ -43,16 +33,5 @@ export async function createUsersService(
     ],
     logger,
   );
-  return createSubgraphService({
-    name: 'users',
-    typeDefs,
-    resolvers,
-    verifyToken: createTokenVerifier(authSettings(config)),
-    createContext: contextFactory(store, search),
-    checkReady: () => db.ping(),
-    close: () => db.close(),
-    registry,
-    logger,
-    production: config.NODE_ENV === 'production',
-  });
+  return createSubgraphService({ name: 'users', typeDefs, resolvers, resources, createContext: contextFactory(store, search), logger });
 }
