@@ -13,9 +13,6 @@ import { resolvers } from './resolvers/index.js';
 import { seedProducts } from './seed.js';
 import { ProductStore } from './store/products.js';
 
-// Also reachable as @ordergraph/catalog/config; re-exported because in-process callers (orders' tests) import it here.
-export { loadCatalogConfig, type CatalogConfig } from './config.js';
-
 export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
 
 export async function createCatalogService(

@@ -1,5 +1,7 @@
 // Test support: the orders (and catalog) subgraphs on free ports, and seeded orders handed out one test at a time.
-import { createCatalogService, loadCatalogConfig } from '@ordergraph/catalog';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { toGlobalId } from '@ordergraph/common';
 import { seedData, type SeedOrder, type SeedOrderStatus } from '@ordergraph/seed';
 import { createOrdersService } from '../src/server.js';
@@ -25,9 +27,34 @@ export async function startOrders(catalogUrl = UNREACHABLE_CATALOG_URL, env: Rec
   return listen(await createOrdersService(config));
 }
 
-/** The real catalog subgraph, seeded, on the embedded store. */
+/**
+ * The real catalog subgraph, seeded, on the embedded store, in a process of its own as deployed: orders depends on
+ * the catalog's API, never on its code (so the orders image does not carry the catalog).
+ */
 export async function startCatalog(): Promise<Running> {
-  return listen(await createCatalogService(loadCatalogConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', SEED: 'true' })));
+  const entry = fileURLToPath(new URL('../../catalog/src/index.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', entry], {
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', SEED: 'true', PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // The catalog logs one JSON line with its URL once it listens.
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const url = (JSON.parse(line) as { url?: string }).url;
+      if (url) resolve(url);
+    });
+    void exited.then(() => reject(new Error('the catalog subgraph exited before listening')));
+  });
+  return {
+    url,
+    metricsUrl: url.replace(/\/graphql$/, '/metrics'),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 export const orderGlobalId = (order: SeedOrder) => toGlobalId('Order', order.localId);
