@@ -102,6 +102,49 @@ describe('the response cache', () => {
     expect(await supergraph.subgraphRequests()).toBeGreaterThan(requests);
   });
 
+  it('answers a conditional GET with 304 only while the client’s copy is the response it would get now', async () => {
+    const id = productId(33);
+    const query = `{ product(id: "${id}") { name } }`;
+    const get = async (document: string, headers: Record<string, string> = {}) =>
+      fetch(`${supergraph.url}?${new URLSearchParams({ query: document })}`, {
+        headers: { accept: 'application/json', 'apollo-require-preflight': 'true', ...headers },
+      });
+    const before = (await cachedResponses()).length;
+    const first = await get(query);
+    const [etag, lastModified] = [first.headers.get('etag')!, first.headers.get('last-modified')!];
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    await eventually(cachedResponses, (keys) => keys.length > before);
+
+    const conditions: Record<string, string>[] = [{ 'if-none-match': etag }, { 'if-none-match': `"other", W/${etag}` }, { 'if-modified-since': lastModified }];
+    for (const headers of conditions) {
+      const notModified = await get(query, headers);
+      expect(notModified.status).toBe(304);
+      expect(await notModified.text()).toBe('');
+      expect(notModified.headers.get('etag')).toBe(etag);
+      expect(notModified.headers.get('cache-control')).toBe('public, max-age=300');
+    }
+    // Another document's tag says nothing about this one; a POST is never conditional.
+    const other = await get(`{ product(id: "${productId(34)}") { name } }`);
+    expect((await get(query, { 'if-none-match': other.headers.get('etag')! })).status).toBe(200);
+    const post = await fetch(supergraph.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'if-none-match': etag },
+      body: JSON.stringify({ query }),
+    });
+    expect(post.status).toBe(200);
+
+    // Once the product changes, the old copy is stale: the full response, with a new tag.
+    const update = await graphql(supergraph.url, `mutation ($id: ID!) { updateProduct(id: $id, input: { name: "Renamed lamp" }) { id name } }`, {
+      variables: { id },
+      token: admin,
+    });
+    expect(update.body.errors).toBeUndefined();
+    const changed = await get(query, { 'if-none-match': etag });
+    expect(changed.status).toBe(200);
+    expect((await changed.json()).data.product.name).toBe('Renamed lamp');
+    expect(changed.headers.get('etag')).not.toBe(etag);
+  });
+
   it('shows a product update made through any replica at once, well within the hint', async () => {
     const id = productId(32);
     const query = `{ product(id: "${id}") { name currentPrice } }`;

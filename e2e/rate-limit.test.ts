@@ -2,7 +2,7 @@
 // (5 standard, 3 expensive per 60 s) keep the suite short; each test speaks as its own client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId, type Redis } from '@ordergraph/common';
-import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
+import { graphql, token, waitFor, type GraphQLResponse } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
 let supergraph: Supergraph;
@@ -58,6 +58,23 @@ describe('standard operations', () => {
     }
     expectRateLimited(await send(query, { headers: { 'x-forwarded-for': '198.51.100.7' } }), 'ByAddress', 5);
     expect(await inspect.exists('ordergraph:ratelimit:standard:ip:127.0.0.1:ByAddress')).toBe(1);
+  });
+
+  it('count a conditional GET that the response cache answers (304) like any other request', async () => {
+    const query = `query Conditional { product(id: "${toGlobalId('Product', 'product-0040')}") { name } }`;
+    const get = async (headers: Record<string, string> = {}) => {
+      // A GET carries a header that forces a CORS preflight, as the gateway's CSRF protection asks of browsers' GETs.
+      const response = await fetch(`${supergraph.url}?${new URLSearchParams({ query })}`, {
+        headers: { accept: 'application/json', 'apollo-require-preflight': 'true', ...headers },
+      });
+      return { status: response.status, headers: response.headers, body: response.status === 304 ? {} : await response.json() } as GraphQLResponse;
+    };
+    const first = await get();
+    expect(first.status).toBe(200);
+    await waitFor(async () => (await inspect.keys('ordergraph:response:*')).length > 0, 'the response to be cached');
+    const etag = (await get()).headers.get('etag')!;
+    for (let i = 0; i < 3; i++) expect((await get({ 'if-none-match': etag })).status).toBe(304);
+    expectRateLimited(await get({ 'if-none-match': etag }), 'Conditional', 5);
   });
 
   it('count an unparseable document as anonymous under the standard limit, and let it fail to parse', async () => {

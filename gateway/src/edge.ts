@@ -1,6 +1,7 @@
-// The edge plugins of DESIGN section 5 in the order they must run. For each request: persisted queries turn a hash
-// into its document; the rate limit counts the operation that document will execute (and may refuse it); the cache
-// policy and a cached public response come next, so neither a persisted query nor a cache hit skips the rate limit;
+// The edge plugins of DESIGN section 5 in the order they must run, for every operation whatever its transport (HTTP,
+// WebSocket, SSE). For each: persisted queries turn a hash into its document; the rate limit counts the operation that
+// document will execute (and may refuse it); the cache policy and a cached public response come next, so neither a
+// persisted query, a cache hit nor a conditional request answered 304 (response-cache.ts) skips the rate limit;
 // then tokens, depth, aliases and directives bound parsing and validation, and complexity is measured just before
 // execution, all before any subgraph is called; tracing times the execution itself.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';

@@ -2,7 +2,7 @@
 // Hive Gateway (GraphQL Yoga) gives its own refusals are mapped here, a subgraph that did not answer becomes
 // SUBGRAPH_UNAVAILABLE, and anything unexpected is masked as INTERNAL_SERVER_ERROR, without internal detail.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { ErrorCode, INTERNAL_ERROR_MESSAGE, isPublicCode } from '@ordergraph/common';
 
 /** The codes Hive's HTTP executor gives a subgraph fetch that failed: refused or reset, timed out, not GraphQL. */
@@ -109,6 +109,34 @@ export function useErrorPolicy(publicError: (error: unknown) => GraphQLError): G
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
       setResult({ ...result, errors: result.errors.map(publicError) });
+    },
+  };
+}
+
+/** Extensions yoga uses internally (HTTP status, masking) and drops when it writes a response. */
+const YOGA_INTERNAL_EXTENSIONS = ['http', 'unexpected'];
+
+/**
+ * What a WebSocket client receives: graphql-ws serialises results itself, so neither useErrorPolicy nor yoga's response
+ * writer sees them. Every error goes through the same policy and leaves without yoga's internal extensions, as it
+ * would over HTTP.
+ */
+export function createWebSocketFormatter(publicError: (error: unknown) => GraphQLError) {
+  const formatError = (error: unknown): GraphQLFormattedError => {
+    const { extensions, ...formatted } = publicError(error).toJSON();
+    const kept = Object.fromEntries(Object.entries(extensions ?? {}).filter(([name]) => !YOGA_INTERNAL_EXTENSIONS.includes(name)));
+    return { ...formatted, extensions: kept };
+  };
+  return {
+    formatError,
+    formatResult(result: ExecutionResult): FormattedExecutionResult {
+      const { errors, extensions, ...rest } = result;
+      const { http: _http, ...kept } = extensions ?? {};
+      return {
+        ...rest,
+        ...(errors?.length ? { errors: errors.map(formatError) } : {}),
+        ...(Object.keys(kept).length ? { extensions: kept } : {}),
+      };
     },
   };
 }

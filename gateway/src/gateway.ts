@@ -83,6 +83,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     maxSubscriptionsPerConnection: config.MAX_SUBSCRIPTIONS_PER_CONNECTION,
     connectionInitWaitTimeoutMs: config.WS_CONNECTION_INIT_TIMEOUT_MS,
     keepAliveMs: config.WS_KEEPALIVE_MS,
+    publicError,
+    logger,
   });
   return {
     async listen(port, host = '0.0.0.0') {

@@ -3,6 +3,10 @@
 // both protocols share one server, one authentication, one set of limits and one heartbeat. Written by hand because
 // subscriptions-transport-ws, the library that served this protocol, is deprecated and unmaintained, and running it
 // next to graphql-ws would duplicate everything the connection does.
+//
+// One difference is more than a rename: a legacy client sends `start` right after `connection_init`, without waiting
+// for `connection_ack` (its server queued them), while graphql-ws closes a connection that subscribes before it is
+// acknowledged (4401). So what arrives between the two waits here for the acknowledgement.
 import { EventEmitter } from 'node:events';
 import { GRAPHQL_TRANSPORT_WS_PROTOCOL, MessageType } from 'graphql-ws';
 import type { WebSocket } from 'ws';
@@ -34,6 +38,9 @@ export class LegacyProtocolSocket extends EventEmitter {
   readonly protocol = GRAPHQL_TRANSPORT_WS_PROTOCOL;
   readonly OPEN: number;
 
+  /** Messages received after connection_init, held until connection_ack is sent; undefined when none are held. */
+  private awaitingAck: string[] | undefined;
+
   constructor(private readonly socket: WebSocket) {
     super();
     this.OPEN = socket.OPEN;
@@ -43,7 +50,13 @@ export class LegacyProtocolSocket extends EventEmitter {
         socket.close(1000, 'Normal Closure');
         return;
       }
-      this.emit('message', typeof message === 'string' ? message : JSON.stringify(message));
+      const text = typeof message === 'string' ? message : JSON.stringify(message);
+      if (this.awaitingAck) {
+        this.awaitingAck.push(text);
+        return;
+      }
+      if (typeof message === 'object' && message.type === MessageType.ConnectionInit) this.awaitingAck = [];
+      this.emit('message', text);
     });
     for (const event of ['pong', 'close', 'error'] as const) socket.on(event, (...args: unknown[]) => this.emit(event, ...args));
   }
@@ -59,6 +72,11 @@ export class LegacyProtocolSocket extends EventEmitter {
       return;
     }
     this.socket.send(typeof message === 'string' ? message : JSON.stringify(message), callback);
+    if (typeof message === 'object' && message.type === MessageType.ConnectionAck && this.awaitingAck) {
+      const held = this.awaitingAck;
+      this.awaitingAck = undefined;
+      for (const text of held) this.emit('message', text);
+    }
   }
 
   close(code?: number, reason?: string): void {

@@ -1,7 +1,9 @@
 // Persisted queries (DESIGN section 5). `apq`: Automatic Persisted Queries, protocol version 1, kept in Redis so a hash
 // one replica registered is known to all. `allowlist`: only the operations of an Apollo persisted-query manifest.
 // Either way the plugin only swaps the hash for its document: parsing, validation, limits, rate limits and auth then
-// treat it like any other request, and a mutation behind a hash is still refused on GET (405).
+// treat it like any other request, and a mutation behind a hash is still refused on GET (405). Both serve every
+// transport the same way: over graphql-ws (both subprotocols) and graphql-sse too, whose clients must send `query` as
+// a string, a hash alone comes with an empty query.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
@@ -9,7 +11,7 @@ import { createInMemoryAPQStore, useAPQ, type APQStore } from '@graphql-yoga/plu
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { ConfigError, ErrorCode, type Logger, type Redis } from '@ordergraph/common';
 import { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { z } from 'zod';
 import { isConnected } from './shared-state.js';
 
@@ -38,12 +40,23 @@ function redisStore(redis: Redis, logger: Logger): APQStore {
   };
 }
 
+type OnParams = NonNullable<Plugin['onParams']>;
+type ParamsPayload = Parameters<OnParams>[0];
+
+/** An empty `query` next to a persisted-query hash is the hash alone: the form graphql-ws and graphql-sse can send. */
+function hashAlone(payload: ParamsPayload): ParamsPayload {
+  const { query, ...params } = payload.params as GraphQLParams;
+  if (query !== '' || !params.extensions?.['persistedQuery']) return payload;
+  payload.setParams(params);
+  return { ...payload, params };
+}
+
 export function useAutomaticPersistedQueries(redis: Redis | undefined, logger: Logger): GatewayPlugin {
   const apq = useAPQ({ store: redis ? redisStore(redis, logger) : createInMemoryAPQStore(), hash: sha256 });
   const plugin: Plugin = {
     async onParams(payload) {
       try {
-        await apq.onParams?.(payload);
+        await apq.onParams?.(hashAlone(payload));
       } catch (error) {
         // Protocol version 1 answers an unknown hash with 200 (the client then sends the query); the plugin says 404.
         if (error instanceof GraphQLError && error.extensions['code'] === ErrorCode.PERSISTED_QUERY_NOT_FOUND) {
@@ -91,7 +104,7 @@ export function usePersistedQueryAllowlist(operations: Map<string, string>): Gat
     message,
     extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_ALLOWED, http: { status: 400 } },
   });
-  return usePersistedOperations({
+  const allowlist: Plugin = usePersistedOperations({
     getPersistedOperation: (hash) => operations.get(hash) ?? null,
     allowArbitraryOperations: false,
     customErrors: {
@@ -99,5 +112,7 @@ export function usePersistedQueryAllowlist(operations: Map<string, string>): Gat
       persistedQueryOnly: notAllowed('Only persisted queries are allowed: send extensions.persistedQuery.sha256Hash alone'),
       keyNotFound: notAllowed('Only persisted queries are allowed: extensions.persistedQuery.sha256Hash is missing'),
     },
-  }) as GatewayPlugin;
+  });
+  const plugin: Plugin = { ...allowlist, onParams: (payload) => allowlist.onParams!(hashAlone(payload)) };
+  return plugin as GatewayPlugin;
 }

@@ -1,7 +1,9 @@
 // The response cache for public responses (DESIGN section 5): Yoga's response cache, kept in Redis so replicas share
 // it, each response kept for the maxAge its Cache-Control header states. Only anonymous queries are cached; a mutation
 // through any replica drops the cached responses that contain the entities it returns (Product:<id> after
-// updateProduct), and every entry expires with its hint in any case.
+// updateProduct), and every entry expires with its hint in any case. Conditional GETs (If-None-Match,
+// If-Modified-Since) are answered 304 at the very end, once every other plugin, the rate limit first, has run.
+import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Logger, Redis } from '@ordergraph/common';
@@ -69,8 +71,40 @@ export interface ResponseCacheOptions {
   maxAge(request: Request): number;
 }
 
+/** Headers a 304 repeats from the response it stands for (RFC 9110, section 15.4.5). */
+const NOT_MODIFIED_HEADERS = ['cache-control', 'etag', 'last-modified', 'vary', 'age'];
+
+/** A strong entity tag: the hash of the body, so that equal tags mean equal responses. */
+const entityTag = (body: string) => `"${createHash('sha256').update(body).digest('base64url')}"`;
+
+/** RFC 9110, section 13.1: If-None-Match decides (weak comparison); If-Modified-Since counts only without it. */
+function notModified(request: Request, etag: string, lastModified: string | null): boolean {
+  const ifNoneMatch = request.headers.get('if-none-match');
+  if (ifNoneMatch !== null) return ifNoneMatch.split(',').some((tag) => [etag, `W/${etag}`, '*'].includes(tag.trim()));
+  return lastModified !== null && Date.parse(lastModified) <= Date.parse(request.headers.get('if-modified-since') ?? '');
+}
+
+/**
+ * Yoga's plugin answers a conditional request in onRequest, before any other plugin (so before the rate limit), to any
+ * request naming any cached key (its ETag is the cache key, the same for every version of a response). Here the request
+ * runs through every plugin, the cache answering it cheaply, and the response it gets is replaced with a 304 when the
+ * client's copy is that very response: the tag is its body's hash.
+ */
+const answerConditionalRequest: GatewayPlugin['onResponse'] = async ({ request, response, setResponse }) => {
+  // Yoga's plugin gives an ETag to exactly the responses it may cache.
+  if (response.status !== 200 || !response.headers.has('etag')) return;
+  const etag = entityTag(await response.clone().text());
+  response.headers.set('etag', etag);
+  if ((request.method !== 'GET' && request.method !== 'HEAD') || !notModified(request, etag, response.headers.get('last-modified'))) return;
+  const headers = NOT_MODIFIED_HEADERS.flatMap((name) => {
+    const value = response.headers.get(name);
+    return value === null ? [] : [[name, value] as [string, string]];
+  });
+  setResponse(new Response(null, { status: 304, headers }));
+};
+
 export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPlugin {
-  return useResponseCache({
+  const { onRequest: _answeredTooEarly, ...cache } = useResponseCache({
     cache: options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(),
     // Everyone shares one public cache; authenticated queries never reach it (enabled below).
     session: () => null,
@@ -78,5 +112,6 @@ export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPl
     // The TTL is the request's cache policy, the one its Cache-Control header states (cache-control.ts).
     onTtl: ({ context }) => options.maxAge((context as { request: Request }).request) * 1000,
     includeExtensionMetadata: false,
-  }) as GatewayPlugin;
+  });
+  return { ...cache, onResponse: answerConditionalRequest } as GatewayPlugin;
 }

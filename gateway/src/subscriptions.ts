@@ -1,9 +1,9 @@
-// Subscriptions through the gateway: how they reach the subgraph that serves them, the gauge of open streams, and
-// what shutdown does to Server-Sent Events streams.
+// Subscriptions through the gateway: how they reach the subgraph that serves them, the gauge of open streams, when a
+// stream ends because its caller's token has expired, and what shutdown does to Server-Sent Events streams.
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, activeSubscriptionsGauge, trackSubscription, type Logger } from '@ordergraph/common';
+import { ErrorCode, activeSubscriptionsGauge, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
 import { GraphQLError } from 'graphql';
 import type { Registry } from 'prom-client';
 
@@ -55,6 +55,16 @@ function upstreamFailure(logger: Logger) {
   };
 }
 
+/**
+ * A stream lasts as long as the token it was opened with, as access by HTTP does: when the token expires, a last result
+ * says so and the stream completes (the subgraphs would refuse the expired token on every later event anyway).
+ */
+function tokenDeadline(request: Request | undefined) {
+  const at = tokenExpiresAt(request?.headers.get('authorization'));
+  if (at === undefined) return {};
+  return { deadline: { at, last: { errors: [new GraphQLError('Token expired', { extensions: { code: ErrorCode.UNAUTHENTICATED } })] } } };
+}
+
 export function subscriptionTracking(registry: Registry, logger: Logger): SubscriptionTracking {
   const gauge = activeSubscriptionsGauge(registry);
   const mapError = upstreamFailure(logger);
@@ -68,7 +78,7 @@ export function subscriptionTracking(registry: Registry, logger: Logger): Subscr
           const socket = request?.headers.get('accept')?.includes('text/event-stream') ? req?.socket : undefined;
           if (socket) eventStreams.add(socket);
           const onEnd = () => socket && eventStreams.delete(socket);
-          setResult(trackSubscription(result, gauge, { onEnd, mapError }));
+          setResult(trackSubscription(result, gauge, { onEnd, mapError, ...tokenDeadline(request) }));
         },
       }),
     },

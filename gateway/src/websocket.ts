@@ -1,15 +1,19 @@
 // Subscriptions over WebSocket at the gateway's /graphql: graphql-ws's server (subprotocol graphql-transport-ws, and
 // the legacy graphql-ws subprotocol translated onto it) running each operation through the gateway runtime, as Hive
-// Gateway's CLI does; the programmatic runtime serves HTTP only. A connection authenticates once, with the handshake's
-// Authorization header or `Authorization` in connection_init; a token that does not verify closes it with 4403.
+// Gateway's CLI does; the programmatic runtime serves HTTP only. A connection authenticates with the handshake's
+// Authorization header or `Authorization` in connection_init; a token that does not verify closes it with 4403, and so
+// does one that has expired by the time the connection starts another operation. Each operation then goes through the
+// same plugins as an HTTP request (persisted queries, rate limits, limits, introspection), and what they refuse is that
+// operation's result, shaped by the same error policy: the connection and its other subscriptions carry on.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, websocketAuthentication, type TokenVerifier } from '@ordergraph/common';
-import { GraphQLError } from 'graphql';
-import { DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
+import { ErrorCode, InvalidTokenError, viewerFromHeader, websocketAuthentication, type Logger, type TokenVerifier } from '@ordergraph/common';
+import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
+import { createWebSocketFormatter } from './errors.js';
 import { LegacyProtocolSocket } from './legacy-ws.js';
 
 export interface WebSocketSettings {
@@ -20,6 +24,9 @@ export interface WebSocketSettings {
   connectionInitWaitTimeoutMs: number;
   /** Ping interval; a peer that has not answered the previous ping is dropped, and its subscriptions released. */
   keepAliveMs: number;
+  /** The gateway's error policy (errors.ts), applied to everything the connection sends. */
+  publicError: (error: unknown) => GraphQLError;
+  logger: Logger;
 }
 
 /** How long a closing handshake may take at shutdown before the socket is cut (a dead peer never answers). */
@@ -61,11 +68,36 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
     // subgraphs (HTTP entity fetches and the upstream WebSocket) exactly as an HTTP request's would.
     return { req: ctx.extra.request, socket: ctx.extra.socket, request: new runtime.fetchAPI.Request(url, { headers }), headers, viewer };
   });
+  const { formatError, formatResult } = createWebSocketFormatter(settings.publicError);
+  // The runtime throws what its plugins refuse before execution (a rate limit, a persisted query); graphql-ws would
+  // close the whole connection on a throw (4500). The refusal is the operation's result instead, as over HTTP.
+  const refusalsAsResults = (operate: NonNullable<ServerOptions['execute']>) => async (args: ExecutionArgs) => {
+    try {
+      return await operate(args);
+    } catch (error) {
+      const refusal = settings.publicError(error);
+      if (refusal.extensions['code'] === ErrorCode.INTERNAL_SERVER_ERROR) settings.logger.error({ err: error }, 'websocket operation failed');
+      return { errors: [refusal] };
+    }
+  };
   const options: ServerOptions<Record<string, unknown> | undefined, Extra> = {
     ...runtimeOptions,
+    execute: refusalsAsResults(runtimeOptions.execute!),
+    subscribe: refusalsAsResults(runtimeOptions.subscribe!),
     connectionInitWaitTimeout: settings.connectionInitWaitTimeoutMs,
     onConnect: authentication.onConnect,
+    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result),
+    onError: (_ctx, _id, _payload, errors) => errors.map(formatError),
     async onSubscribe(ctx, id, payload) {
+      // Each operation is authenticated when it starts, as an HTTP request is: a token that has expired since
+      // connection_init closes the connection (4403), for the client to reconnect with a fresh one.
+      try {
+        await viewerFromHeader(settings.verify, authentication.identityOf(ctx).authorization);
+      } catch (error) {
+        if (!(error instanceof InvalidTokenError)) throw error; // the key set could not be read: not the caller's fault
+        ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden');
+        return [new GraphQLError(error.message, { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
+      }
       // ctx.subscriptions already holds this one.
       if (Object.keys(ctx.subscriptions).length > settings.maxSubscriptionsPerConnection) {
         return [tooManySubscriptions(settings.maxSubscriptionsPerConnection)];

@@ -1,7 +1,7 @@
 // The gateway's error policy, error by error: what a client may see of each kind of error the gateway meets.
 import { describe, expect, it } from 'vitest';
 import { GraphQLError } from 'graphql';
-import { createErrorPolicy } from '../src/errors.js';
+import { createErrorPolicy, createWebSocketFormatter } from '../src/errors.js';
 
 const development = createErrorPolicy({ production: false });
 const production = createErrorPolicy({ production: true });
@@ -76,5 +76,31 @@ describe('the gateway error policy', () => {
     expect(production(once)).toEqual(once);
     const kept = production(new GraphQLError('Not authorized', { extensions: { code: 'FORBIDDEN' } }));
     expect(production(kept)).toBe(kept);
+  });
+});
+
+describe('results sent over WebSocket', () => {
+  const { formatResult } = createWebSocketFormatter(production);
+
+  it('go through the same policy and leave without yoga’s internal extensions, as yoga writes them over HTTP', () => {
+    const refusal = new GraphQLError('Cannot query field "idd" on type "Order". Did you mean "id"?', {
+      extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { spec: true, status: 400 } },
+    });
+    const result = { errors: [refusal, new GraphQLError('db password is hunter2')], extensions: { http: { headers: { ETag: 'x' } } } };
+    expect(formatResult(result)).toEqual({
+      errors: [
+        { message: 'Cannot query field "idd" on type "Order".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
+        { message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+      ],
+    });
+  });
+
+  it('keep their data and other extensions', () => {
+    const result = { data: { order: null }, errors: [new GraphQLError('Not authorized', { path: ['order'], extensions: { code: 'FORBIDDEN' } })], extensions: { tracing: { version: 1 } } };
+    expect(formatResult(result)).toEqual({
+      data: { order: null },
+      errors: [{ message: 'Not authorized', path: ['order'], extensions: { code: 'FORBIDDEN' } }],
+      extensions: { tracing: { version: 1 } },
+    });
   });
 });

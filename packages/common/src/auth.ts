@@ -1,5 +1,5 @@
 // Bearer JWTs: HS256 with a shared secret in development, RS256/ES256 against a JWKS in production (DESIGN section 4).
-import { SignJWT, createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
+import { SignJWT, createRemoteJWKSet, decodeJwt, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import { fromGlobalId } from './ids.js';
 
 export const ROLES = ['USER', 'ADMIN'] as const;
@@ -84,6 +84,13 @@ export function bearerToken(header: string | null | undefined): string | undefin
 export async function viewerFromHeader(verify: TokenVerifier, header: string | null | undefined): Promise<Viewer> {
   const token = bearerToken(header);
   return token === undefined ? null : verify(token);
+}
+
+/** When the token of an Authorization header expires (ms since the epoch): read from a token verified already. */
+export function tokenExpiresAt(header: string | null | undefined): number | undefined {
+  const token = bearerToken(header);
+  const exp = token === undefined ? undefined : decodeJwt(token).exp;
+  return exp === undefined ? undefined : exp * 1000;
 }
 
 /** Mints an HS256 development token. */

@@ -14,11 +14,27 @@ export function activeSubscriptionsGauge(registry: Registry): Gauge {
   });
 }
 
-export interface TrackOptions {
+export interface TrackOptions<T> {
   /** Runs once the stream has ended, however it ended. */
   onEnd?: () => void;
   /** What the consumer sees instead of the error the source failed with. */
   mapError?: (error: unknown) => unknown;
+  /** Ends the stream at `at` (ms since the epoch), `last` being its final value: when the caller's token expires. */
+  deadline?: { at: number; last: T };
+}
+
+/** setTimeout's longest delay; a deadline further away than this (about 24 days) is not watched. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+const DEADLINE = Symbol('deadline');
+
+/** Resolves to DEADLINE at `at`; never when `at` is undefined or too far away. */
+function deadlineReached(at: number | undefined): { reached: Promise<typeof DEADLINE>; clear(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const reached = new Promise<typeof DEADLINE>((resolve) => {
+    const delay = at === undefined ? Infinity : Math.max(0, at - Date.now());
+    if (delay <= MAX_TIMER_DELAY_MS) timer = setTimeout(() => resolve(DEADLINE), delay);
+  });
+  return { reached, clear: () => clearTimeout(timer) };
 }
 
 /**
@@ -26,23 +42,29 @@ export interface TrackOptions {
  * client that left), and `source` is returned in every case. A Repeater, not an async generator: a generator that
  * waits for the source's next event cannot be returned before that event arrives, so a quiet stream would leak.
  */
-export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, options: TrackOptions = {}): AsyncIterableIterator<T> {
+export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, options: TrackOptions<T> = {}): AsyncIterableIterator<T> {
   return new Repeater<T>(async (push, stop) => {
     gauge.inc();
     const iterator = source[Symbol.asyncIterator]();
     // A source that fails while being returned has nothing left to release; there is no one to tell.
     const release = stop.then(() => iterator.return?.()).catch(() => undefined);
+    const deadline = deadlineReached(options.deadline?.at);
     try {
       for (;;) {
         const next = iterator.next();
         next.catch(() => undefined); // once stopped, nobody awaits it
-        const result = await Promise.race([next, stop]).catch((error: unknown) => {
+        const result = await Promise.race([next, stop, deadline.reached]).catch((error: unknown) => {
           throw options.mapError ? options.mapError(error) : error;
         });
+        if (result === DEADLINE) {
+          await push(options.deadline!.last);
+          return;
+        }
         if (result === undefined || result.done) return;
         await push(result.value);
       }
     } finally {
+      deadline.clear();
       gauge.dec();
       options.onEnd?.();
       stop();

@@ -1,6 +1,6 @@
 import { SignJWT, exportJWK, generateKeyPair, UnsecuredJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { InvalidTokenError, bearerToken, createTokenVerifier, signDevToken } from '../src/auth.js';
+import { InvalidTokenError, bearerToken, createTokenVerifier, signDevToken, tokenExpiresAt } from '../src/auth.js';
 import { toGlobalId } from '../src/ids.js';
 
 const secret = 'a-test-secret-that-is-at-least-32-characters';
@@ -87,5 +87,13 @@ describe('bearer header', () => {
     expect(bearerToken(undefined)).toBeUndefined();
     expect(() => bearerToken('Basic dXNlcjpwYXNz')).toThrow(InvalidTokenError);
     expect(() => bearerToken('Bearer')).toThrow(InvalidTokenError);
+  });
+});
+
+describe('token expiry', () => {
+  it('is read from the header’s token in ms since the epoch, undefined without a token', async () => {
+    const token = await new SignJWT({ role: 'USER' }).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setExpirationTime(2_000_000_000).sign(key);
+    expect(tokenExpiresAt(`Bearer ${token}`)).toBe(2_000_000_000_000);
+    expect(tokenExpiresAt(undefined)).toBeUndefined();
   });
 });

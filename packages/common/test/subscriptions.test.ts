@@ -57,6 +57,29 @@ describe('trackSubscription', () => {
   });
 });
 
+describe('trackSubscription with a deadline', () => {
+  it('ends at the deadline with its last value, releasing the source', async () => {
+    const registry = new Registry();
+    const upstream = source<number>();
+    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(registry), { deadline: { at: Date.now() - 1, last: -1 } });
+    expect(await tracked.next()).toEqual({ value: -1, done: false });
+    expect(await tracked.next()).toEqual({ value: undefined, done: true });
+    expect(upstream.state.released).toBe(true);
+    expect(await gaugeValue(registry)).toBe(0);
+  });
+
+  it('watches no deadline further away than a timer can wait (about 24 days)', async () => {
+    const upstream = source<number>();
+    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(new Registry()), {
+      deadline: { at: Date.now() + 30 * 24 * 60 * 60 * 1000, last: -1 },
+    });
+    const next = tracked.next();
+    upstream.push(1);
+    expect(await next).toEqual({ value: 1, done: false });
+    await tracked.return!(undefined);
+  });
+});
+
 describe('websocketAuthorization', () => {
   it('takes Authorization from the connection_init payload first, then the handshake header', () => {
     expect(websocketAuthorization({ Authorization: 'Bearer a' }, 'Bearer b')).toBe('Bearer a');

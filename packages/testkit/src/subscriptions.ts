@@ -1,5 +1,8 @@
-// Real subscription clients for tests (graphql-ws over a `ws` WebSocket, graphql-sse in distinct connections mode),
-// the stream of what one subscription receives, and polls for things that become true asynchronously.
+// Real subscription clients for tests (graphql-ws over a `ws` WebSocket, subscriptions-transport-ws for the legacy
+// subprotocol, graphql-sse in distinct connections mode), the stream of what one subscription receives, and polls for
+// things that become true asynchronously.
+import { SubscriptionClient } from '@httptoolkit/subscriptions-transport-ws';
+import { Repeater } from '@repeaterjs/repeater';
 import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
@@ -37,6 +40,53 @@ export function wsClient(url: string, options: WsClientOptions = {}): WsClient {
       closed: (event) => options.onClosed?.(event as { code: number; reason: string }),
     },
   });
+}
+
+export interface LegacyWsClient {
+  iterate(request: SubscribeRequest): AsyncIterableIterator<unknown>;
+  dispose(): void;
+}
+
+/**
+ * A client of the legacy `graphql-ws` subprotocol (start/data/stop), the one Apollo's deprecated WebSocketLink speaks:
+ * subscriptions-transport-ws (its maintained fork), never reconnecting, with graphql-ws's `iterate`. That client
+ * cannot send a persisted-query hash alone: it refuses an operation without query text.
+ */
+export function legacyWsClient(url: string, options: WsClientOptions = {}): LegacyWsClient {
+  const authorization = options.token ? `Bearer ${options.token}` : undefined;
+  const headers = options.via === 'header' && authorization ? { authorization } : undefined;
+  const client = new SubscriptionClient(
+    toWsUrl(url),
+    {
+      reconnect: false,
+      lazy: true,
+      ...(options.via !== 'header' && authorization ? { connectionParams: { Authorization: authorization } } : {}),
+      ...(headers ? { wsOptionArguments: [{ headers }] } : {}),
+    },
+    class extends WebSocket {
+      constructor(address: string, protocols: string | string[], socketOptions?: WebSocket.ClientOptions) {
+        super(address, protocols, socketOptions);
+        this.once('open', () => options.onOpened?.(this));
+        this.once('close', (code, reason) => options.onClosed?.({ code, reason: String(reason) }));
+      }
+    },
+  );
+  return {
+    iterate: (request) =>
+      new Repeater(async (push, stop) => {
+        const subscription = client.request(request).subscribe({
+          next: (result) => void push(result),
+          // The client hands over the first error of an `error` message.
+          error: (error) => stop(Array.isArray(error) ? error : [error]),
+          complete: () => stop(),
+        });
+        const disconnected = client.onDisconnected(() => stop(new Error('disconnected')));
+        await stop;
+        disconnected();
+        subscription.unsubscribe();
+      }),
+    dispose: () => client.close(),
+  };
 }
 
 /** A graphql-sse client in distinct connections mode: one HTTP request (event stream) per subscription. */
@@ -94,13 +144,25 @@ export interface SubscriptionResult {
   errors?: readonly { message: string; extensions?: Record<string, any> }[];
 }
 
-interface SubscribingClient {
-  iterate(request: { query: string; variables?: Record<string, unknown> }): AsyncIterableIterator<unknown>;
+export interface SubscribeRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  extensions?: Record<string, unknown>;
 }
 
-/** Subscribes `client` (graphql-ws or graphql-sse) to `query` now. */
-export function subscribe(client: SubscribingClient, query: string, variables?: Record<string, unknown>): Stream<SubscriptionResult> {
-  return stream(client.iterate({ query, ...(variables ? { variables } : {}) }) as AsyncIterableIterator<SubscriptionResult>);
+interface SubscribingClient {
+  iterate(request: SubscribeRequest): AsyncIterableIterator<unknown>;
+}
+
+/** Subscribes `client` (graphql-ws, the legacy client or graphql-sse) to `query` now. */
+export function subscribe(
+  client: SubscribingClient,
+  query: string,
+  variables?: Record<string, unknown>,
+  options: Omit<SubscribeRequest, 'query' | 'variables'> = {},
+): Stream<SubscriptionResult> {
+  return stream(client.iterate({ query, ...(variables ? { variables } : {}), ...options }) as AsyncIterableIterator<SubscriptionResult>);
 }
 
 /**
