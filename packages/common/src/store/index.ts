@@ -7,6 +7,16 @@ export * from './types.js';
 export { EmbeddedDatabase } from './embedded.js';
 export { MongoDatabase } from './mongo.js';
 
+/**
+ * One query for a batch of ids (a DataLoader's batch): the documents in key order, null for a missing id, as a
+ * DataLoader batch function must return them.
+ */
+export async function findByIdsInKeyOrder<T extends Doc>(collection: DocumentCollection<T>, ids: readonly string[]): Promise<(T | null)[]> {
+  const docs = await collection.find({ _id: { $in: [...new Set(ids)] } }, { sort: { _id: 1 } });
+  const byId = new Map(docs.map((doc) => [doc._id, doc]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
 /** MongoDB when a URL is given, otherwise the embedded store. */
 export async function openDatabase(options: { mongoUrl?: string | undefined; database: string }): Promise<DocumentDatabase> {
   return options.mongoUrl ? MongoDatabase.connect(options.mongoUrl, options.database) : new EmbeddedDatabase();

@@ -1,6 +1,6 @@
 // The products collection: stored documents and the queries on them, for either backend.
 import { randomUUID } from 'node:crypto';
-import { literalPattern, relevance, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/common';
+import { findByIdsInKeyOrder, literalPattern, relevance, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/common';
 
 export interface ProductDoc {
   [key: string]: unknown;
@@ -82,10 +82,8 @@ export class ProductStore {
   }
 
   /** One query for a batch of ids; results in key order, null for a missing id. */
-  async findByIds(ids: readonly string[]): Promise<(ProductDoc | null)[]> {
-    const docs = await this.products.find({ _id: { $in: [...new Set(ids)] } }, { sort: { _id: 1 } });
-    const byId = new Map(docs.map((doc) => [doc._id, doc]));
-    return ids.map((id) => byId.get(id) ?? null);
+  findByIds(ids: readonly string[]): Promise<(ProductDoc | null)[]> {
+    return findByIdsInKeyOrder(this.products, ids);
   }
 
   async findById(id: string): Promise<ProductDoc | null> {

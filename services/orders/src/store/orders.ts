@@ -1,7 +1,7 @@
 // The orders collection: stored documents and the queries on them, for either backend. Every change to an order
 // is a compare-and-set on its version, so concurrent writers cannot overwrite each other unseen.
 import { randomUUID } from 'node:crypto';
-import type { DocumentCollection, DocumentDatabase, IndexSpec } from '@ordergraph/common';
+import { findByIdsInKeyOrder, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/common';
 import type { OrderStatus } from '../domain/transitions.js';
 
 export interface LineItemDoc {
@@ -58,10 +58,8 @@ export class OrderStore {
   }
 
   /** One query for a batch of ids; results in key order, null for a missing id. */
-  async findByIds(ids: readonly string[]): Promise<(OrderDoc | null)[]> {
-    const docs = await this.orders.find({ _id: { $in: [...new Set(ids)] } }, { sort: { _id: 1 } });
-    const byId = new Map(docs.map((doc) => [doc._id, doc]));
-    return ids.map((id) => byId.get(id) ?? null);
+  findByIds(ids: readonly string[]): Promise<(OrderDoc | null)[]> {
+    return findByIdsInKeyOrder(this.orders, ids);
   }
 
   /** A fresh read, bypassing any request cache: what a write decides on. */

@@ -1,6 +1,7 @@
 // The users collection: stored documents, the queries on them, and the unique-email rule, for either backend.
 import { randomUUID } from 'node:crypto';
 import {
+  findByIdsInKeyOrder,
   DuplicateKeyError,
   literalPattern,
   relevance,
@@ -72,10 +73,8 @@ export class UserStore {
   }
 
   /** One query for a batch of ids; results in key order, null for a missing id. */
-  async findByIds(ids: readonly string[]): Promise<(UserDoc | null)[]> {
-    const docs = await this.users.find({ _id: { $in: [...new Set(ids)] } }, { sort: { _id: 1 } });
-    const byId = new Map(docs.map((doc) => [doc._id, doc]));
-    return ids.map((id) => byId.get(id) ?? null);
+  findByIds(ids: readonly string[]): Promise<(UserDoc | null)[]> {
+    return findByIdsInKeyOrder(this.users, ids);
   }
 
   filterOf(filter: UserFilter | null | undefined): Filter {
