@@ -3,7 +3,7 @@
 // SUBGRAPH_UNAVAILABLE, and anything unexpected is masked as INTERNAL_SERVER_ERROR, without internal detail.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { ErrorCode, INTERNAL_ERROR_MESSAGE, isPublicCode } from '@ordergraph/common';
+import { ErrorCode, INTERNAL_ERROR_MESSAGE, isPublicCode, rootCause } from '@ordergraph/common';
 
 /** The codes Hive's HTTP executor gives a subgraph fetch that failed: refused or reset, timed out, not GraphQL. */
 const SUBGRAPH_FAILURES = new Set<unknown>(['SUBREQUEST_HTTP_ERROR', 'TIMEOUT_ERROR', 'GATEWAY_TIMEOUT', 'RESPONSE_VALIDATION_FAILED']);
@@ -40,12 +40,6 @@ interface HttpExtension {
   status?: number;
   /** Yoga: answer 200 instead of `status` when the client accepts only application/json (GraphQL request errors). */
   spec?: boolean;
-}
-
-function rootCause(error: GraphQLError): unknown {
-  let current: unknown = error;
-  while (current instanceof GraphQLError && current.originalError) current = current.originalError;
-  return current;
 }
 
 /** graphql-js's variable coercion errors ("Variable "$id" of required type "ID!" was not provided.") carry no code. */

@@ -78,7 +78,7 @@ export function emailTaken(email: string): GraphQLError {
 }
 
 /** graphql-js wraps what a resolver throws in located GraphQLErrors; the innermost error tells who raised it. */
-function rootCause(error: unknown): unknown {
+export function rootCause(error: unknown): unknown {
   let current = error;
   while (current instanceof GraphQLError && current.originalError) current = current.originalError;
   return current;

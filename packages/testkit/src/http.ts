@@ -1,4 +1,4 @@
-import { DEV_JWT_SECRET, signDevToken, toGlobalId, type Role } from '@ordergraph/common';
+import { DEV_JWT_SECRET, fromGlobalId, signDevToken, toGlobalId, type Role } from '@ordergraph/common';
 
 export interface GraphQLResponse<TData = Record<string, any>> {
   status: number;
@@ -38,7 +38,8 @@ export async function graphql<TData = Record<string, any>>(
 
 /** A development token for a user given by local id (as seeded) or global ID. */
 export function token(role: Role, user: string, options: { expiresIn?: string | number; secret?: string } = {}): Promise<string> {
-  const sub = user.includes('-') ? toGlobalId('User', user) : user;
+  // A global ID is taken as it is; anything else is a seeded local id such as `user-0001`.
+  const sub = fromGlobalId(user)?.type === 'User' ? user : toGlobalId('User', user);
   return signDevToken(options.secret ?? DEV_JWT_SECRET, { sub, role, ...(options.expiresIn ? { expiresIn: options.expiresIn } : {}) });
 }
 

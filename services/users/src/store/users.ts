@@ -1,8 +1,8 @@
 // The users collection: stored documents, the queries on them, and the unique-email rule, for either backend.
 import { randomUUID } from 'node:crypto';
 import {
-  findByIdsInKeyOrder,
   DuplicateKeyError,
+  findByIdsInKeyOrder,
   literalPattern,
   relevance,
   type DocumentCollection,
