@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseEnvSchema, loadConfig } from '@ordergraph/common';
+import { GRAPHIQL_MODES } from './graphiql.js';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -29,6 +30,8 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUBGRAPH_CATALOG_URL: z.url().optional(),
   /** Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`. */
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional(),
+  /** GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production. */
+  GRAPHIQL: z.enum(GRAPHIQL_MODES).optional(),
   /** Shared state of every replica: persisted queries, rate-limit counters, the response cache. */
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
 

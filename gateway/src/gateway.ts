@@ -7,6 +7,7 @@ import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createToke
 import { useAuthentication } from './auth.js';
 import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
+import { graphiqlOptions } from './graphiql.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins } from './edge.js';
@@ -34,7 +35,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
   const subscriptions = subscriptionTracking(registry, logger);
-  const verify = createTokenVerifier(authSettings(config));
+  const auth = authSettings(config);
+  const verify = createTokenVerifier(auth);
   const publicError = createErrorPolicy({ production });
   const transportEntries = Object.fromEntries(
     Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
@@ -54,7 +56,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,
     landingPage: !production,
-    graphiql: !production,
+    ...graphiqlOptions(config, auth.jwtSecret),
     logging: config.LOG_LEVEL === 'silent' ? false : config.LOG_LEVEL === 'trace' ? 'debug' : config.LOG_LEVEL === 'fatal' ? 'error' : config.LOG_LEVEL,
     // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves.
     propagateHeaders: {
