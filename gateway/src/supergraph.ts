@@ -11,6 +11,8 @@ import { z } from 'zod';
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SUPERGRAPH_CONFIG_PATH = resolve(REPO_ROOT, 'supergraph.yaml');
 export const SUPERGRAPH_PATH = resolve(REPO_ROOT, 'supergraph.graphql');
+/** The API schema clients generate their types from; `npm run schema:export` writes it. */
+export const API_SCHEMA_PATH = resolve(REPO_ROOT, 'schemas/api.graphql');
 
 const supergraphConfigSchema = z.object({
   federation_version: z.string(),

@@ -1,0 +1,24 @@
+// npm run manifest: an Apollo persisted-query manifest (the file PERSISTED_QUERIES_MANIFEST names for
+// PERSISTED_QUERIES=allowlist) built from .graphql documents by Apollo's own generator, so each body is exactly what
+// Apollo Client sends (with the __typename fields its cache adds) and each id that body's SHA-256.
+//   --documents <glob> (repeatable)  --output <manifest.json>   default: the example client's operations
+import { relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generatePersistedQueryManifest } from '@apollo/generate-persisted-query-manifest';
+import { REPO_ROOT, writeSupergraph } from '@ordergraph/gateway/supergraph';
+
+const EXAMPLE_DOCUMENTS = 'examples/client/src/operations/*.graphql';
+const EXAMPLE_MANIFEST = 'examples/client/persisted-query-manifest.json';
+
+const { values } = parseArgs({ options: { documents: { type: 'string', multiple: true }, output: { type: 'string' } } });
+const documents = values.documents ?? [resolve(REPO_ROOT, EXAMPLE_DOCUMENTS)];
+const output = resolve(values.output ?? resolve(REPO_ROOT, EXAMPLE_MANIFEST));
+try {
+  const manifest = await generatePersistedQueryManifest({ documents }, undefined);
+  writeSupergraph(output, `${JSON.stringify(manifest, null, 2)}\n`);
+  console.log(`wrote ${relative(process.cwd(), output)} with ${manifest.operations.length} operations`);
+} catch (error) {
+  // The generator reports each bad document (parse errors, anonymous or duplicate operation names) before failing.
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+}
