@@ -5,7 +5,12 @@ import { loadConfig } from '@ordergraph/common';
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
 /** The gateway listens on PORT, as in its image; each subgraph on <NAME>_PORT (its own image's PORT default). */
-const startEnvSchema = z.object({ PORT: port(4000), USERS_PORT: port(4001), ORDERS_PORT: port(4002), CATALOG_PORT: port(4003) });
+export const startEnvSchema = z.object({
+  PORT: port(4000).describe('The gateway\'s port.'),
+  USERS_PORT: port(4001).describe('The users subgraph\'s port.'),
+  ORDERS_PORT: port(4002).describe('The orders subgraph\'s port.'),
+  CATALOG_PORT: port(4003).describe('The catalog subgraph\'s port.'),
+});
 
 export interface Launch {
   name: string;

@@ -6,9 +6,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEV_JWT_SECRET, signDevToken, toGlobalId } from '@ordergraph/common';
+import { graphiqlEnabled, loadGatewayConfig } from '@ordergraph/gateway/config';
 import { REPO_ROOT, composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
 import { SEED_ADMIN_LOCAL_ID, SEED_USER_LOCAL_ID } from '@ordergraph/seed';
-import { startPlan } from './start-plan.js';
+import { startPlan, type Launch } from './start-plan.js';
+import { processProgress, storeMode, summaryBox } from './start-report.js';
 
 const supergraphPath = join(mkdtempSync(join(tmpdir(), 'ordergraph-')), 'supergraph.graphql');
 writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig()));
@@ -53,36 +55,45 @@ async function stop(code: number): Promise<never> {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
+/** Starts a process and waits until it is ready, printing its progress. */
+async function start(service: Launch, env: Record<string, string>): Promise<void> {
+  const progress = processProgress(service.name, service.port);
+  launch(service.entry, { ...service.env, PORT: String(service.port), ...env });
+  try {
+    await waitReady(service.name, service.port);
+    progress.ready();
+  } catch (error) {
+    progress.failed(error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
 try {
   const { subgraphs, gateway } = startPlan();
-  for (const subgraph of subgraphs) {
-    console.log(`starting ${subgraph.name} on :${subgraph.port}`);
-    launch(subgraph.entry, { ...subgraph.env, PORT: String(subgraph.port), SEED: 'true' });
-  }
-  await Promise.all(subgraphs.map((subgraph) => waitReady(subgraph.name, subgraph.port)));
-  console.log(`starting gateway on :${gateway.port}`);
-  launch(gateway.entry, { ...gateway.env, PORT: String(gateway.port), SUPERGRAPH_PATH: supergraphPath });
-  await waitReady('gateway', gateway.port);
+  const store = storeMode(process.env);
+  console.log(`Store: ${store.label}; ${store.restart}.\n`);
+  await Promise.all(subgraphs.map((subgraph) => start(subgraph, { SEED: 'true' })));
+  await start(gateway, { SUPERGRAPH_PATH: supergraphPath });
 
   const secret = process.env['JWT_SECRET'] ?? DEV_JWT_SECRET;
   const admin = await signDevToken(secret, { sub: toGlobalId('User', SEED_ADMIN_LOCAL_ID), role: 'ADMIN', expiresIn: '12h' });
   const user = await signDevToken(secret, { sub: toGlobalId('User', SEED_USER_LOCAL_ID), role: 'USER', expiresIn: '12h' });
   console.log(`
-ordergraph is running: http://localhost:${gateway.port}/graphql
-  seeded: 100 users (admin@example.com is ADMIN), 200 products, 1000 orders
+${summaryBox({
+  url: `http://localhost:${gateway.port}/graphql`,
+  graphiql: graphiqlEnabled(loadGatewayConfig()),
+  tokens: [
+    { label: 'ADMIN token (admin@example.com, 12 h)', token: admin },
+    { label: 'USER token (user1@example.com, 12 h)', token: user },
+  ],
+  store,
+  redis: process.env['REDIS_URL'] ?? 'none: rate limits, persisted queries and events stay inside each process (development only)',
+})}
 
-ADMIN token (admin@example.com, 12 h):
-  ${admin}
-
-USER token (user1@example.com, 12 h):
-  ${user}
-
-Try it as user1@example.com:
+Seeded: 100 users (admin@example.com is ADMIN), 200 products, 1000 orders. Try it as user1@example.com:
   export TOKEN=${user}
   curl -s http://localhost:${gateway.port}/graphql -H 'content-type: application/json' -H "authorization: Bearer $TOKEN" \\
-    -d '{"query":"{ user(id: \\"${toGlobalId('User', SEED_USER_LOCAL_ID)}\\") { name orders { id status total } } }"}'
-
-Press Ctrl-C to stop.`);
+    -d '{"query":"{ user(id: \\"${toGlobalId('User', SEED_USER_LOCAL_ID)}\\") { name orders { id status total } } }"}'`);
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
   await stop(1);

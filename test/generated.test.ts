@@ -38,7 +38,7 @@ describe('the API schema export', () => {
     const typeDefs = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@inaccessible"])
       type Query { item(id: ID!): Item }
       type Item @key(fields: "id") { id: ID! name: String @deprecated(reason: "Use title.") title: String internal: String @inaccessible }`;
-    const { publicSdl } = compose([{ name: 'items', url: 'http://localhost:1/graphql', typeDefs }]);
+    const { publicSdl } = compose([{ name: 'items', url: 'http://localhost:1/graphql', schemaPath: 'items.graphql', typeDefs }]);
     expect(publicSdl).toContain('name: String @deprecated(reason: "Use title.")');
     expect(publicSdl).not.toMatch(/internal|join__|link__|@key|_Entity|_Service|_entities/);
   });

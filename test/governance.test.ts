@@ -28,6 +28,10 @@ async function runScript(script: string, ...args: string[]): Promise<Outcome> {
   }
 }
 
+/** The report table's row for a change: schema, impact, kind, where, and the start of its details. */
+const row = (...cells: string[]) => new RegExp(cells.map((cell) => `│ ${cell.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).join('\\s+'));
+const REMOVED_DESCRIPTION = ['BREAKING', 'Remove field', 'Product.description', "Field 'description' was removed from object type 'Product'"];
+
 const COMMANDS = { 'compose.ts': composeCommand, 'schema-check.ts': schemaCheckCommand, 'schema-publish.ts': schemaPublishCommand };
 
 /** What that script runs, in this process (each script only hands its command line and the console to it). */
@@ -93,14 +97,16 @@ describe('npm run schema:check', () => {
   it('passes against the committed baseline (CI runs exactly this)', async () => {
     const { code, stdout } = await runScript('schema-check.ts');
     expect(stdout).toContain('Schema check against the baseline in schemas/baseline');
-    expect(stdout).toContain('PASSED: no breaking change.');
+    expect(stdout).toContain('PASSED (exit 0): no breaking change.');
     expect(code).toBe(0);
   });
 
   it('fails a breaking proposal with a readable report', async () => {
     const { code, stdout } = await run('schema-check.ts', '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
-    expect(stdout).toContain("catalog: 1 change, 1 breaking\n  BREAKING  Remove field: Product.description — Field 'description' was removed from object type 'Product'");
-    expect(stdout).toContain('FAILED: 1 breaking change.');
+    expect(stdout).toContain('catalog: 1 change, 1 breaking');
+    expect(stdout).toMatch(/┌─+┬[\s\S]*│ Schema\s+│ Impact\s+│ Change\s+│ Where\s+│ Details/);
+    expect(stdout).toMatch(row('catalog', ...REMOVED_DESCRIPTION));
+    expect(stdout).toContain('FAILED (exit 1): 1 breaking change.');
     expect(code).toBe(1);
   });
 
@@ -120,7 +126,7 @@ describe('npm run schema:check', () => {
       expect(fine.stdout).toContain('catalog: no changes');
       expect(fine.code).toBe(0);
       const breaking = await run('schema-check.ts', '--subgraph-url', `catalog=${url}`, '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
-      expect(breaking.stdout).toContain('BREAKING  Remove field: Product.description');
+      expect(breaking.stdout).toMatch(row('catalog', ...REMOVED_DESCRIPTION));
       expect(breaking.code).toBe(1);
     } finally {
       await catalog.stop();
@@ -134,7 +140,7 @@ describe('npm run schema:check', () => {
       expect(fine.stdout).toContain('API schema: no changes');
       expect(fine.code).toBe(0);
       const breaking = await run('schema-check.ts', '--gateway', supergraph.url, '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
-      expect(breaking.stdout).toContain('BREAKING  Remove field: Product.description');
+      expect(breaking.stdout).toMatch(row('API schema', ...REMOVED_DESCRIPTION));
       expect(breaking.code).toBe(1);
     } finally {
       await supergraph.stop();
@@ -143,7 +149,7 @@ describe('npm run schema:check', () => {
 
   it('says so, with exit code 2, when a baseline cannot be fetched', async () => {
     const { code, stderr } = await run('schema-check.ts', '--subgraph-url', 'catalog=http://127.0.0.1:9/graphql');
-    expect(stderr).toContain('schema check could not run');
+    expect(stderr).toContain('schema check could not run (exit 2)');
     expect(code).toBe(2);
   });
 });

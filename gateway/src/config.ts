@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { baseEnvSchema, loadConfig } from '@ordergraph/common';
-import { GRAPHIQL_MODES } from './graphiql.js';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
+
+const GRAPHIQL_MODES = ['on', 'off'] as const;
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const names = (fallback: string) =>
@@ -11,49 +12,36 @@ const names = (fallback: string) =>
     .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean));
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
-  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
-  /** Subscriptions one WebSocket connection may have active at once. */
-  MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20),
-  /** A WebSocket client that has not sent connection_init by then is closed (4408). */
-  WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(3_000),
-  /** WebSocket ping interval; a peer that misses a ping is dropped and its subscriptions released. */
-  WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000),
-  /** The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml. */
-  SUPERGRAPH_PATH: z.string().optional(),
-  /** How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once. */
-  SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000),
-  /** How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed. */
-  SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000),
-  /** Per-subgraph routing URL overrides, for deployments where subgraphs do not run on localhost. */
-  SUBGRAPH_USERS_URL: z.url().optional(),
-  SUBGRAPH_ORDERS_URL: z.url().optional(),
-  SUBGRAPH_CATALOG_URL: z.url().optional(),
-  /** Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`. */
-  INTROSPECTION: z.enum(INTROSPECTION_MODES).optional(),
-  /** GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production. */
-  GRAPHIQL: z.enum(GRAPHIQL_MODES).optional(),
-  /** Shared state of every replica: persisted queries, rate-limit counters, the response cache. */
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000).describe('The port the gateway listens on.'),
+  MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20).describe('Subscriptions one WebSocket connection may have active at once.'),
+  WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(3_000).describe('A WebSocket client that has not sent connection_init by then is closed (4408).'),
+  WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000).describe('WebSocket ping interval; a peer that misses a ping is dropped and its subscriptions released.'),
+  SUPERGRAPH_PATH: z.string().optional().describe('The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml.'),
+  SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once.'),
+  SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000).describe('How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed.'),
+  SUBGRAPH_USERS_URL: z.url().optional().describe('Routing URL of the users subgraph, overriding supergraph.yaml (for deployments where subgraphs do not run on localhost).'),
+  SUBGRAPH_ORDERS_URL: z.url().optional().describe('Routing URL of the orders subgraph, overriding supergraph.yaml.'),
+  SUBGRAPH_CATALOG_URL: z.url().optional().describe('Routing URL of the catalog subgraph, overriding supergraph.yaml.'),
+  INTROSPECTION: z.enum(INTROSPECTION_MODES).optional().describe('Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`.'),
+  GRAPHIQL: z.enum(GRAPHIQL_MODES).optional().describe('GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production.'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional().describe('Shared state of every replica: persisted queries, rate-limit counters, the response cache.'),
 
   // Operation limits, checked before any subgraph is called (limits.ts).
-  MAX_DEPTH: count(7),
-  MAX_COMPLEXITY: count(1000),
-  MAX_ALIASES: count(30),
-  MAX_TOKENS: count(5000),
-  MAX_DIRECTIVES_PER_FIELD: count(10),
+  MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),
+  MAX_COMPLEXITY: count(1000).describe('Complexity budget of an operation: 1 per field, lists multiplied by first/limit (10 when absent).'),
+  MAX_ALIASES: count(30).describe('Aliases an operation may use.'),
+  MAX_TOKENS: count(5000).describe('Tokens a document may have.'),
+  MAX_DIRECTIVES_PER_FIELD: count(10).describe('Directives one field may carry.'),
 
   // Rate limits per client and operation name (rate-limit.ts).
-  RATE_LIMIT_WINDOW_MS: count(60_000).refine((ms) => ms % 1000 === 0, 'must be a whole number of seconds'),
-  RATE_LIMIT_MAX: count(1000),
-  RATE_LIMIT_EXPENSIVE_MAX: count(10),
-  RATE_LIMIT_EXPENSIVE_OPERATIONS: names('GenerateReport,ExportAllUsers,BulkSearch'),
-  /** Proxies in front of the gateway whose X-Forwarded-For entries are trusted to name the client's IP. */
-  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
+  RATE_LIMIT_WINDOW_MS: count(60_000).refine((ms) => ms % 1000 === 0, 'must be a whole number of seconds').describe('Rate-limit window (ms, whole seconds).'),
+  RATE_LIMIT_MAX: count(1000).describe('Requests per client and operation name in a window.'),
+  RATE_LIMIT_EXPENSIVE_MAX: count(10).describe('Requests per client in a window for the expensive operations.'),
+  RATE_LIMIT_EXPENSIVE_OPERATIONS: names('GenerateReport,ExportAllUsers,BulkSearch').describe('Operation names limited by RATE_LIMIT_EXPENSIVE_MAX (comma-separated).'),
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0).describe('Proxies in front of the gateway whose X-Forwarded-For entries are trusted to name the client\'s IP.'),
 
-  /** apq: automatic persisted queries (any document, registered by hash); allowlist: only the manifest's. */
-  PERSISTED_QUERIES: z.enum(['apq', 'allowlist']).default('apq'),
-  /** Apollo's persisted-query manifest (JSON), required with PERSISTED_QUERIES=allowlist. */
-  PERSISTED_QUERIES_MANIFEST: z.string().optional(),
+  PERSISTED_QUERIES: z.enum(['apq', 'allowlist']).default('apq').describe('apq: automatic persisted queries (any document, registered by hash); allowlist: only the manifest\'s.'),
+  PERSISTED_QUERIES_MANIFEST: z.string().optional().describe('Apollo\'s persisted-query manifest (JSON), required with PERSISTED_QUERIES=allowlist.'),
 });
 
 const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
@@ -78,3 +66,5 @@ export function subgraphUrlOverrides(config: GatewayConfig): Record<string, stri
   };
   return Object.fromEntries(Object.entries(urls).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
+
+export const graphiqlEnabled = (config: GatewayConfig): boolean => (config.GRAPHIQL ?? (config.NODE_ENV === 'production' ? 'off' : 'on')) === 'on';

@@ -5,11 +5,7 @@ import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { signDevToken, toGlobalId } from '@ordergraph/common';
 import { SEED_USER_LOCAL_ID } from '@ordergraph/seed';
-import type { GatewayConfig } from './config.js';
-
-export const GRAPHIQL_MODES = ['on', 'off'] as const;
-
-export const graphiqlEnabled = (config: GatewayConfig): boolean => (config.GRAPHIQL ?? (config.NODE_ENV === 'production' ? 'off' : 'on')) === 'on';
+import { graphiqlEnabled, type GatewayConfig } from './config.js';
 
 const DEFAULT_QUERY = `# Products are public; your orders need the token in the Headers tab.
 query Products {

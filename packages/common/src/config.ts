@@ -11,22 +11,26 @@ const flag = z
 
 /** Settings every process reads. */
 export const baseEnvSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  HOST: z.string().default('0.0.0.0'),
-  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  JWT_JWKS_URL: z.url().optional(),
-  JWT_ISSUER: z.string().optional(),
-  JWT_AUDIENCE: z.string().optional(),
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development').describe('`production` turns on the production defaults: no development secret, introspection for administrators, no GraphiQL.'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('Least severe level of the JSON logs on stdout.'),
+  HOST: z.string().default('0.0.0.0').describe('The address to listen on.'),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional().describe('HS256 secret tokens are signed with (32 characters or more). Unset outside production: the built-in development secret.'),
+  JWT_JWKS_URL: z.url().optional().describe('The identity provider\'s JWKS; when set, only RS256/ES256 tokens it signed are accepted.'),
+  JWT_ISSUER: z.string().optional().describe('The `iss` claim tokens must carry, when set.'),
+  JWT_AUDIENCE: z.string().optional().describe('The `aud` claim tokens must carry, when set.'),
 });
 
 /** Settings of a subgraph: its datastore and whether to seed it. */
 export function subgraphEnvSchema(defaults: { port: number; database: string }) {
   return baseEnvSchema.extend({
-    PORT: z.coerce.number().int().min(0).max(65535).default(defaults.port),
-    MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional(),
-    MONGO_DB: z.string().default(defaults.database),
-    SEED: flag,
+    PORT: z.coerce.number().int().min(0).max(65535).default(defaults.port).describe('The port the subgraph listens on.'),
+    MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional().describe('MongoDB to keep data in. Unset: the embedded in-process store.'),
+    DATA_DIR: z
+      .string()
+      .optional()
+      .describe('Without MONGO_URL: keep the embedded store in this directory (a journal and a snapshot per subgraph) so a restart keeps every acknowledged write. Unset: in memory, lost on restart.'),
+    MONGO_DB: z.string().default(defaults.database).describe('The subgraph\'s own MongoDB database.'),
+    SEED: flag.describe('Load the deterministic seed data at start (true/1).'),
   });
 }
 

@@ -62,10 +62,14 @@ export async function openSubgraphResources(
 ): Promise<SubgraphResources> {
   const registry = createMetricsRegistry(name);
   const db = instrumentDatabase(
-    database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB })),
+    database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB, dataDir: config.DATA_DIR })),
     datastoreOperationsCounter(registry),
   );
-  logger.info({ backend: db.backend }, 'datastore opened');
+  const persisted = db.backend === 'mongodb' || (database === undefined && config.DATA_DIR !== undefined);
+  logger.info(
+    { backend: db.backend, ...(db.backend === 'embedded' && !database ? { dataDir: config.DATA_DIR ?? null } : {}) },
+    persisted ? 'datastore opened: a restart keeps every acknowledged write' : 'datastore opened in memory: a restart loses every write',
+  );
   return { registry, db, verifyToken: createTokenVerifier(authSettings(config)), production: config.NODE_ENV === 'production' };
 }
 

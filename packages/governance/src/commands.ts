@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { CompositionError, SUPERGRAPH_PATH, composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/gateway/supergraph';
 import { BASELINE_DIR, publishBaselines, readBaselines } from './baseline.js';
 import { checkApiSchema, checkSubgraphs } from './check.js';
-import { checkFailed, formatReport } from './report.js';
+import { CHECK_EXIT_CODES, checkFailed, formatReport } from './report.js';
 import { fetchApiSchema, fetchSubgraphSdl } from './schema.js';
 
 /** Where a command prints: `console` from the scripts. */
@@ -71,7 +71,7 @@ export async function schemaCheckCommand(args: string[], out: CommandOutput): Pr
     if (values.gateway) {
       const result = await checkApiSchema(proposed, await fetchApiSchema(values.gateway, values.token));
       out.log(formatReport(result, `the API schema served at ${values.gateway}`));
-      return checkFailed(result) ? 1 : 0;
+      return checkFailed(result) ? CHECK_EXIT_CODES.failed : CHECK_EXIT_CODES.passed;
     }
     const dir = resolve(values.baseline ?? BASELINE_DIR);
     const baselines = readBaselines(dir);
@@ -84,10 +84,10 @@ export async function schemaCheckCommand(args: string[], out: CommandOutput): Pr
     }
     const result = await checkSubgraphs(proposed, baselines);
     out.log(formatReport(result, [`the baseline in ${shown(dir)}`, ...fromUrls].join(', ')));
-    return checkFailed(result) ? 1 : 0;
+    return checkFailed(result) ? CHECK_EXIT_CODES.failed : CHECK_EXIT_CODES.passed;
   } catch (error) {
-    out.error(`schema check could not run: ${error instanceof Error ? error.message : String(error)}`);
-    return 2;
+    out.error(`schema check could not run (exit ${CHECK_EXIT_CODES.couldNotRun}): ${error instanceof Error ? error.message : String(error)}`);
+    return CHECK_EXIT_CODES.couldNotRun;
   }
 }
 

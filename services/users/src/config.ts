@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { loadConfig, subgraphEnvSchema } from '@ordergraph/common';
 
 export const usersEnvSchema = subgraphEnvSchema({ port: 4001, database: 'ordergraph_users' }).extend({
-  /** Owners of the other searchable types; search(query) asks their internal search fields. */
-  ORDERS_URL: z.url().default('http://127.0.0.1:4002/graphql'),
-  CATALOG_URL: z.url().default('http://127.0.0.1:4003/graphql'),
+  ORDERS_URL: z.url().default('http://127.0.0.1:4002/graphql').describe('The orders subgraph, asked by search(query) for orders (its internal search field).'),
+  CATALOG_URL: z.url().default('http://127.0.0.1:4003/graphql').describe('The catalog subgraph, asked by search(query) for products.'),
 });
 
 export type UsersConfig = z.output<typeof usersEnvSchema>;

@@ -1,5 +1,6 @@
 // The in-process backend: documents in memory, queries evaluated by mingo with the same documents MongoDB receives.
 import { find, update as applyUpdate } from 'mingo';
+import type { EmbeddedPersistence } from './persistence.js';
 import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type Update } from './types.js';
 
 const clone = <T>(value: T): T => structuredClone(value);
@@ -16,8 +17,10 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   constructor(
     readonly name: string,
     indexes: IndexSpec[],
+    private readonly persistence?: EmbeddedPersistence,
   ) {
     this.uniqueIndexes = indexes.filter((index) => index.unique).map((spec) => ({ spec, owners: new Map() }));
+    for (const doc of persistence?.load(name) ?? []) this.store(undefined, doc as T, false);
   }
 
   async find(filter: Filter, options: FindOptions): Promise<T[]> {
@@ -42,9 +45,13 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
 
   async insertMany(docs: T[]): Promise<void> {
     // Like an ordered insertMany in MongoDB: documents before the first duplicate are kept.
-    for (const doc of docs) {
-      if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id_');
-      this.store(undefined, clone(doc));
+    try {
+      for (const doc of docs) {
+        if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id_');
+        this.store(undefined, clone(doc));
+      }
+    } finally {
+      this.persistence?.sync();
     }
   }
 
@@ -54,16 +61,21 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
     const next = clone(current);
     applyUpdate(next, update);
     this.store(current, next);
+    this.persistence?.sync();
     return clone(next);
   }
 
-  /** Replaces `previous` (if any) with `next`, enforcing every unique index first so a violation changes nothing. */
-  private store(previous: T | undefined, next: T): void {
+  /**
+   * Replaces `previous` (if any) with `next`, enforcing every unique index first so a violation changes nothing; then
+   * journals it when persisting, before anything changes in memory (the caller syncs before acknowledging).
+   */
+  private store(previous: T | undefined, next: T, persist = true): void {
     const keys = this.uniqueIndexes.map(({ spec }) => indexKey(spec, next));
     this.uniqueIndexes.forEach(({ spec, owners }, i) => {
       const owner = owners.get(keys[i]!);
       if (owner !== undefined && owner !== next._id) throw new DuplicateKeyError(this.name, spec.name);
     });
+    if (persist) this.persistence?.write(this.name, next);
     this.uniqueIndexes.forEach(({ spec, owners }, i) => {
       if (previous) owners.delete(indexKey(spec, previous));
       owners.set(keys[i]!, next._id);
@@ -76,10 +88,13 @@ export class EmbeddedDatabase implements DocumentDatabase {
   readonly backend = 'embedded' as const;
   private readonly collections = new Map<string, EmbeddedCollection<Doc>>();
 
+  /** In memory only, or kept by `persistence` (a DATA_DIR directory) across restarts. */
+  constructor(private readonly persistence?: EmbeddedPersistence) {}
+
   async collection<T extends Doc>(name: string, indexes: IndexSpec[]): Promise<DocumentCollection<T>> {
     let collection = this.collections.get(name);
     if (!collection) {
-      collection = new EmbeddedCollection<Doc>(name, indexes);
+      collection = new EmbeddedCollection<Doc>(name, indexes, this.persistence);
       this.collections.set(name, collection);
     }
     return collection as unknown as DocumentCollection<T>;
@@ -89,5 +104,6 @@ export class EmbeddedDatabase implements DocumentDatabase {
 
   async close(): Promise<void> {
     this.collections.clear();
+    this.persistence?.close();
   }
 }

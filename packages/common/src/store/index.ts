@@ -1,11 +1,14 @@
 import type { Counter } from 'prom-client';
+import { join } from 'node:path';
 import { EmbeddedDatabase } from './embedded.js';
 import { MongoDatabase } from './mongo.js';
+import { DirectoryPersistence } from './persistence.js';
 import type { Doc, DocumentCollection, DocumentDatabase, IndexSpec } from './types.js';
 
 export * from './types.js';
 export { EmbeddedDatabase } from './embedded.js';
 export { MongoDatabase } from './mongo.js';
+export { DirectoryPersistence, PersistenceError, type EmbeddedPersistence } from './persistence.js';
 
 /**
  * One query for a batch of ids (a DataLoader's batch): the documents in key order, null for a missing id, as a
@@ -17,9 +20,10 @@ export async function findByIdsInKeyOrder<T extends Doc>(collection: DocumentCol
   return ids.map((id) => byId.get(id) ?? null);
 }
 
-/** MongoDB when a URL is given, otherwise the embedded store. */
-export async function openDatabase(options: { mongoUrl?: string | undefined; database: string }): Promise<DocumentDatabase> {
-  return options.mongoUrl ? MongoDatabase.connect(options.mongoUrl, options.database) : new EmbeddedDatabase();
+/** MongoDB when a URL is given, otherwise the embedded store: in memory, or kept in `<dataDir>/<database>`. */
+export async function openDatabase(options: { mongoUrl?: string | undefined; database: string; dataDir?: string | undefined }): Promise<DocumentDatabase> {
+  if (options.mongoUrl) return MongoDatabase.connect(options.mongoUrl, options.database);
+  return new EmbeddedDatabase(options.dataDir ? new DirectoryPersistence(join(options.dataDir, options.database)) : undefined);
 }
 
 /** Counts every collection operation, so metrics (and tests) can see how many store calls a request costs. */
