@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnvSchema, loadConfig } from '@ordergraph/common';
+import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/common';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -30,7 +30,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   /** Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`. */
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional(),
   /** Shared state of every replica: persisted queries, rate-limit counters, the response cache. */
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  ...redisEnvShape,
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7),
@@ -57,6 +57,8 @@ const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
   if (config.PERSISTED_QUERIES === 'allowlist' && !config.PERSISTED_QUERIES_MANIFEST) {
     context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when PERSISTED_QUERIES=allowlist' });
   }
+  const redis = redisSettingsProblem(config);
+  if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
