@@ -19,9 +19,9 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{ .Values.secrets.existingSecret | default (printf "%s-secrets" .Release.Name) }}
 {{- end -}}
 
-{{/* The pod's termination budget: the preStop sleep, then the process's own hard deadline, plus a margin. */}}
+{{/* The pod's termination budget: the preStop sleep, then the process's own shutdown deadline, plus a margin. */}}
 {{- define "ordergraph.terminationGracePeriodSeconds" -}}
-{{ add .Values.drain.preStopSeconds (div (add .Values.drain.shutdownHardTimeoutMs 999) 1000) 5 }}
+{{ add .Values.drain.preStopSeconds (div (add .Values.drain.processShutdownDeadlineMs 999) 1000) 5 }}
 {{- end -}}
 
 {{/*
