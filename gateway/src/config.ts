@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { baseEnvSchema, loadConfig } from '@ordergraph/common';
+import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/common';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
+import { QUERY_PLANNERS } from './query-planner.js';
 
 const GRAPHIQL_MODES = ['on', 'off'] as const;
 
@@ -24,7 +25,12 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUBGRAPH_CATALOG_URL: z.url().optional().describe('Routing URL of the catalog subgraph, overriding supergraph.yaml.'),
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional().describe('Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`.'),
   GRAPHIQL: z.enum(GRAPHIQL_MODES).optional().describe('GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production.'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional().describe('Shared state of every replica: persisted queries, rate-limit counters, the response cache.'),
+  QUERY_PLANNER: z
+    .enum(QUERY_PLANNERS)
+    .default('rust')
+    .describe('rust: Hive\'s Rust query planner (@graphql-hive/router-runtime), the default; js: the JavaScript planner of @graphql-tools/federation, kept for one release as a way back.'),
+  // Shared state of every replica: persisted queries, rate-limit counters, the response cache.
+  ...redisEnvShape,
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),
@@ -48,6 +54,8 @@ const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
   if (config.PERSISTED_QUERIES === 'allowlist' && !config.PERSISTED_QUERIES_MANIFEST) {
     context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when PERSISTED_QUERIES=allowlist' });
   }
+  const redis = redisSettingsProblem(config);
+  if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;

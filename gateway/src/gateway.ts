@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, type Logger } from '@ordergraph/common';
+import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, redisTarget, type Logger } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
 import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
@@ -11,6 +11,7 @@ import { graphiqlOptions } from './graphiql.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins } from './edge.js';
+import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
@@ -43,7 +44,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   );
   Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
-  const shared = openSharedState(config.REDIS_URL, logger, production);
+  const shared = openSharedState(redisTarget(config), logger, production);
   const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
@@ -52,6 +53,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
     transportEntries,
+    ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,
@@ -72,6 +74,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useIntrospectionPolicy(introspectionMode(config)),
       useErrorPolicy(publicError),
       subscriptions.plugin,
+      ...(config.QUERY_PLANNER === 'rust' ? [useResultCompletion()] : []),
       ...edge,
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.

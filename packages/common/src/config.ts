@@ -18,6 +18,16 @@ export const baseEnvSchema = z.object({
   JWT_JWKS_URL: z.url().optional().describe('The identity provider\'s JWKS; when set, only RS256/ES256 tokens it signed are accepted.'),
   JWT_ISSUER: z.string().optional().describe('The `iss` claim tokens must carry, when set.'),
   JWT_AUDIENCE: z.string().optional().describe('The `aud` claim tokens must carry, when set.'),
+  // OpenTelemetry's standard variables (telemetry.ts); no endpoint, no tracing.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional().describe('OTLP endpoint traces are exported to; unset: no tracing.'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf').describe('OTLP encoding.'),
+  OTEL_SERVICE_NAME: z.string().optional().describe('The service name on the traces; unset: the process\'s own name.'),
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .optional()
+    .describe('Which traces are sampled (OpenTelemetry\'s sampler names).'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional().describe('The ratio for the traceidratio samplers.'),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional().describe('Extra resource attributes on the traces (key=value,key=value).'),
 });
 
 /** Settings of a subgraph: its datastore and whether to seed it. */
@@ -30,6 +40,11 @@ export function subgraphEnvSchema(defaults: { port: number; database: string }) 
       .optional()
       .describe('Without MONGO_URL: keep the embedded store in this directory (a journal and a snapshot per subgraph) so a restart keeps every acknowledged write. Unset: in memory, lost on restart.'),
     MONGO_DB: z.string().default(defaults.database).describe('The subgraph\'s own MongoDB database.'),
+    MONGO_MAX_POOL_SIZE: z.coerce.number().int().min(1).default(50).describe('Connections one process keeps to MongoDB at most.'),
+    MONGO_READ_PREFERENCE: z
+      .enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest'])
+      .default('primary')
+      .describe('Where reads go in a replica set; writes always wait for a majority and are retried once.'),
     SEED: flag.describe('Load the deterministic seed data at start (true/1).'),
   });
 }

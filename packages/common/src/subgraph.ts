@@ -62,7 +62,14 @@ export async function openSubgraphResources(
 ): Promise<SubgraphResources> {
   const registry = createMetricsRegistry(name);
   const db = instrumentDatabase(
-    database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB, dataDir: config.DATA_DIR })),
+    database ??
+      (await openDatabase({
+        mongoUrl: config.MONGO_URL,
+        database: config.MONGO_DB,
+        dataDir: config.DATA_DIR,
+        maxPoolSize: config.MONGO_MAX_POOL_SIZE,
+        readPreference: config.MONGO_READ_PREFERENCE,
+      })),
     datastoreOperationsCounter(registry),
   );
   const persisted = db.backend === 'mongodb' || (database === undefined && config.DATA_DIR !== undefined);

@@ -4,3 +4,4 @@ export * from './identity-provider.js';
 export * from './redis.js';
 export * from './subscriptions.js';
 export * from './browser.js';
+export * from './redis-topologies.js';

@@ -1,13 +1,13 @@
 import type { Counter } from 'prom-client';
 import { join } from 'node:path';
 import { EmbeddedDatabase } from './embedded.js';
-import { MongoDatabase } from './mongo.js';
+import { MongoDatabase, type MongoSettings } from './mongo.js';
 import { DirectoryPersistence } from './persistence.js';
 import type { Doc, DocumentCollection, DocumentDatabase, IndexSpec } from './types.js';
 
 export * from './types.js';
 export { EmbeddedDatabase } from './embedded.js';
-export { MongoDatabase } from './mongo.js';
+export { MongoDatabase, type MongoSettings } from './mongo.js';
 export { DirectoryPersistence, PersistenceError, type EmbeddedPersistence } from './persistence.js';
 
 /**
@@ -21,8 +21,10 @@ export async function findByIdsInKeyOrder<T extends Doc>(collection: DocumentCol
 }
 
 /** MongoDB when a URL is given, otherwise the embedded store: in memory, or kept in `<dataDir>/<database>`. */
-export async function openDatabase(options: { mongoUrl?: string | undefined; database: string; dataDir?: string | undefined }): Promise<DocumentDatabase> {
-  if (options.mongoUrl) return MongoDatabase.connect(options.mongoUrl, options.database);
+export async function openDatabase(
+  options: { mongoUrl?: string | undefined; database: string; dataDir?: string | undefined } & MongoSettings,
+): Promise<DocumentDatabase> {
+  if (options.mongoUrl) return MongoDatabase.connect(options.mongoUrl, options.database, options);
   return new EmbeddedDatabase(options.dataDir ? new DirectoryPersistence(join(options.dataDir, options.database)) : undefined);
 }
 
