@@ -132,9 +132,11 @@ describe('the check', () => {
     const result = await checkSubgraphs([{ name: 'orders', url: 'http://orders.test/graphql', schemaPath: 'orders.graphql', typeDefs: proposed }], { orders: BASELINE });
     const report = formatReport(result, 'the baseline in schemas/baseline');
     expect(report).toContain('orders: 2 changes, 1 breaking');
-    expect(report).toContain("BREAKING  Remove field: Order.note — Field 'note' was removed from object type 'Order'");
-    expect(report).toContain('→ mark it @deprecated(reason: "...") and publish that release first; remove it in a later release');
-    expect(report).toContain("ok        Add field: Order.placedAt");
-    expect(report.trimEnd().split('\n').at(-1)).toBe('FAILED: 1 breaking change. Breaking changes block deployment.');
+    // One table row per change: schema, impact, kind, coordinate, details (the hint wraps onto the next lines).
+    expect(report).toMatch(/│ Schema\s+│ Impact\s+│ Change\s+│ Where\s+│ Details\s+│/);
+    expect(report).toMatch(/│ orders\s+│ BREAKING\s+│ Remove field\s+│ Order\.note\s+│ Field 'note' was removed from object type 'Order'\s+│/);
+    expect(report).toMatch(/│ → mark it @deprecated\(reason: "\.\.\."\) and publish that release first;\s+│\n.*│ remove it in a later release\s+│/);
+    expect(report).toMatch(/│ orders\s+│ ok\s+│ Add field\s+│ Order\.placedAt\s+│/);
+    expect(report.trimEnd().split('\n').at(-1)).toBe('FAILED (exit 1): 1 breaking change. Breaking changes block deployment.');
   });
 });
