@@ -13,6 +13,7 @@ import autocannon from 'autocannon';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
 import { readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
+import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, freePort, processCpuMs, processRssMb } from './process-stats.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
@@ -27,6 +28,7 @@ const { values: options } = parseArgs({
     scenarios: { type: 'string', default: SCENARIOS.map((scenario) => scenario.id).join(',') },
     gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway' },
     profile: { type: 'string' },
+    heap: { type: 'string' },
     chart: { type: 'string', default: resolve(ROOT, 'bench/results.svg') },
     help: { type: 'boolean', default: false },
   },
@@ -37,7 +39,9 @@ if (options.help) {
   duration     seconds of load per gateway per round; warmup: seconds before the first round (not counted)
   connections  autocannon's concurrent connections
   gateways     which gateways to run, by name (ours first: the ratios are ours/each)
-  profile      a directory: our gateway runs under node --cpu-prof writing there, and its top self times are printed`);
+  profile      a directory: our gateway runs under node --cpu-prof writing there, and its top self times are printed
+  heap         a directory: after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner
+               are written there and compared`);
   process.exit(0);
 }
 const ROUNDS = Number(options.rounds);
@@ -91,9 +95,22 @@ interface Gateway {
   process: ChildProcess;
 }
 
+/** Has a gateway started with --heapsnapshot-signal write a snapshot; it answers again once the file is complete. */
+async function heapSnapshot(gateway: Gateway, dir: string): Promise<string> {
+  const before = new Set(readdirSync(dir));
+  gateway.process.kill('SIGUSR2');
+  for (;;) {
+    await new Promise((done) => setTimeout(done, 500));
+    const written = readdirSync(dir).find((file) => file.endsWith('.heapsnapshot') && !before.has(file));
+    const answering = await fetch(gateway.url.replace('/graphql', '/healthz')).then((response) => response.ok, () => false);
+    if (written && answering) return resolve(dir, written);
+  }
+}
+
 async function startGateways(supergraphPath: string, redisUrl: string): Promise<Gateway[]> {
   const gateways: Gateway[] = [];
   const wanted = options.gateways.split(',');
+  const heap = options.heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(options.heap)}`] : [];
   const add = async (name: string, script: string, args: (port: number) => string[], env: Record<string, string> = {}, execArgv: string[] = []) => {
     if (!wanted.includes(name)) return;
     const port = await freePort();
@@ -108,9 +125,9 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     // High enough that the benchmark measures routing, not refusals.
     RATE_LIMIT_MAX: '1000000000',
     MAX_COMPLEXITY: '1000000',
-  }, options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile)}`] : []);
+  }, [...heap, ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile)}`] : [])]);
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
-  await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust']);
+  await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, heap);
   await add('@apollo/gateway', 'bench/servers/apollo-gateway.ts', (port) => [supergraphPath, String(port)]);
   return gateways;
 }
@@ -210,9 +227,14 @@ async function main() {
         });
       }
     }
+    if (options.heap) {
+      const [ours, bare] = ['ours', 'hive runtime + rust planner'].map((name) => gateways.find((gateway) => gateway.name === name));
+      if (ours && bare) console.log(`\n${compareHeaps(await heapSnapshot(ours, options.heap), await heapSnapshot(bare, options.heap))}`);
+    }
   } finally {
     console.log('stopping every process');
-    await Promise.all(children.map(stop));
+    // Gateways first (the last started), so that no request of theirs finds its subgraph gone.
+    for (const child of [...children].reverse()) await stop(child);
     await redis.close();
     rmSync(supergraphPath, { force: true });
   }

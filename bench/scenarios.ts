@@ -18,7 +18,8 @@ export const SCENARIOS: Scenario[] = [
   {
     id: 'b',
     name: 'a user, 20 orders, their items and products: three subgraphs',
-    query: 'query Orders($id: ID!) { user(id: $id) { name orders(limit: 20) { id status total user { name } items { quantity product { name } } } } }',
+    query:
+      'query Orders($id: ID!) { user(id: $id) { name email orders(limit: 20) { id status total createdAt user { name } items { quantity unitPrice subtotal product { name price } } } } }',
     variables: { id: toGlobalId('User', 'user-0001') },
   },
   {
@@ -30,7 +31,7 @@ export const SCENARIOS: Scenario[] = [
 fragment O on Order { id status total createdAt updatedAt }
 fragment P on Product { id name price currentPrice description createdAt }
 query Wide {
-  users(limit: 12) { ...U orders(limit: 4) { ...O user { ...U orders(limit: 4) { ...O items { quantity unitPrice subtotal product { ...P } } } } } }
+  users(limit: 7) { ...U orders(limit: 4) { ...O user { ...U orders(limit: 4) { ...O items { quantity unitPrice subtotal product { ...P } } } } } }
   products(limit: 40) { ...P }
 }`,
     variables: {},
