@@ -102,7 +102,7 @@ async function heapSnapshot(gateway: Gateway, dir: string): Promise<string> {
   for (;;) {
     await new Promise((done) => setTimeout(done, 500));
     const written = readdirSync(dir).find((file) => file.endsWith('.heapsnapshot') && !before.has(file));
-    const answering = await fetch(gateway.url.replace('/graphql', '/healthz')).then((response) => response.ok, () => false);
+    const answering = await fetch(gateway.url.replace('/graphql', '/healthz')).then((response) => response.status < 500, () => false);
     if (written && answering) return resolve(dir, written);
   }
 }

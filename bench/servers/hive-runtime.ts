@@ -19,4 +19,9 @@ const runtime = createGatewayRuntime({
     },
   },
 });
-http.createServer(runtime).listen(Number(port), '127.0.0.1', () => process.send?.('listening'));
+const server = http.createServer(runtime).listen(Number(port), '127.0.0.1', () => process.send?.('listening'));
+// The runtime disposes itself on SIGTERM but leaves the server open; the benchmark waits for the process to exit.
+process.once('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
