@@ -5,16 +5,16 @@
 // next to bench/README.md. `npm run bench -- --help` lists the options.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
-import { readCounter, startRedis, token } from '@ordergraph/testkit';
+import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
-import { canonicalJson, freePort, processCpuMs, processRssMb } from './process-stats.js';
+import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -145,7 +145,7 @@ async function main() {
     orders: await start('orders', 'services/orders/src/index.ts', [], { PORT: String(subgraphs.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, urls['orders']!.replace('/graphql', '/healthz')),
     users: await start('users', 'services/users/src/index.ts', [], { PORT: String(subgraphs.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, urls['users']!.replace('/graphql', '/healthz')),
   };
-  const supergraphPath = resolve(ROOT, `bench/.supergraph.${process.pid}.graphql`);
+  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
   writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
   console.log('starting gateways');
   const gateways = await startGateways(supergraphPath, redis.url);

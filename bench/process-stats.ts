@@ -1,6 +1,5 @@
 // What the benchmark reads of the processes it started, from Linux's /proc: CPU time and resident memory.
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on every Linux that Node.js supports). */
 const TICKS_PER_SECOND = 100;
@@ -16,17 +15,6 @@ export function processCpuMs(pid: number): number {
 export function processRssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB$/m);
   return line ? Number(line[1]) / 1024 : 0;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** JSON with every object's keys sorted, so two gateways' answers compare by content, not by key order. */
