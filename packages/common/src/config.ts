@@ -18,7 +18,28 @@ export const baseEnvSchema = z.object({
   JWT_JWKS_URL: z.url().optional(),
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
+  /** ms between SIGTERM (/readyz turns 503) and closing the listener, so a load balancer sees the 503 first. Unset: 5000 in production, else 0. */
+  SHUTDOWN_DELAY: z.coerce.number().int().min(0).optional(),
+  /** ms in-flight requests may take to finish once the listener is closed; connections still open then are cut. */
+  SHUTDOWN_DRAIN_TIMEOUT: z.coerce.number().int().min(1).default(20_000),
+  /** ms after the signal at which the process exits (1) whatever remains; must exceed SHUTDOWN_DELAY + SHUTDOWN_DRAIN_TIMEOUT. */
+  SHUTDOWN_HARD_TIMEOUT: z.coerce.number().int().min(1).default(30_000),
 });
+
+/** How a process drains on SIGTERM/SIGINT (run.ts). */
+export interface ShutdownSettings {
+  delayMs: number;
+  drainTimeoutMs: number;
+  hardTimeoutMs: number;
+}
+
+export function shutdownSettings(config: z.output<typeof baseEnvSchema>): ShutdownSettings {
+  const delayMs = config.SHUTDOWN_DELAY ?? (config.NODE_ENV === 'production' ? 5_000 : 0);
+  if (config.SHUTDOWN_HARD_TIMEOUT <= delayMs + config.SHUTDOWN_DRAIN_TIMEOUT) {
+    throw new ConfigError('Invalid configuration:\n  SHUTDOWN_HARD_TIMEOUT: must exceed SHUTDOWN_DELAY + SHUTDOWN_DRAIN_TIMEOUT');
+  }
+  return { delayMs, drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT, hardTimeoutMs: config.SHUTDOWN_HARD_TIMEOUT };
+}
 
 /** Settings of a subgraph: its datastore and whether to seed it. */
 export function subgraphEnvSchema(defaults: { port: number; database: string }) {
