@@ -8,6 +8,7 @@ import {
   authSettings,
   createMetricsRegistry,
   createTokenVerifier,
+  redisTarget,
   shutdownSettings,
   type Drainable,
   type Logger,
@@ -19,6 +20,7 @@ import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins } from './edge.js';
+import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
@@ -51,7 +53,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   );
   Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
-  const shared = openSharedState(config.REDIS_URL, logger, production);
+  const shared = openSharedState(redisTarget(config), logger, production);
   const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
@@ -60,6 +62,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
     transportEntries,
+    ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,
@@ -80,6 +83,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useIntrospectionPolicy(introspectionMode(config)),
       useErrorPolicy(publicError),
       subscriptions.plugin,
+      ...(config.QUERY_PLANNER === 'rust' ? [useResultCompletion()] : []),
       ...edge,
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.

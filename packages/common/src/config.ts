@@ -9,6 +9,9 @@ const flag = z
   .optional()
   .transform((value) => value === 'true' || value === '1');
 
+/** How long a stopping process may take by default before it exits regardless (SHUTDOWN_HARD_TIMEOUT). */
+export const SHUTDOWN_DEADLINE_MS = 15_000;
+
 /** Settings every process reads. */
 export const baseEnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -21,9 +24,18 @@ export const baseEnvSchema = z.object({
   /** ms between SIGTERM (/readyz turns 503) and closing the listener, so a load balancer sees the 503 first. Unset: 5000 in production, else 0. */
   SHUTDOWN_DELAY: z.coerce.number().int().min(0).optional(),
   /** ms in-flight requests may take to finish once the listener is closed; connections still open then are cut. */
-  SHUTDOWN_DRAIN_TIMEOUT: z.coerce.number().int().min(1).default(20_000),
+  SHUTDOWN_DRAIN_TIMEOUT: z.coerce.number().int().min(1).default(8_000),
   /** ms after the signal at which the process exits (1) whatever remains; must exceed SHUTDOWN_DELAY + SHUTDOWN_DRAIN_TIMEOUT. */
-  SHUTDOWN_HARD_TIMEOUT: z.coerce.number().int().min(1).default(30_000),
+  SHUTDOWN_HARD_TIMEOUT: z.coerce.number().int().min(1).default(SHUTDOWN_DEADLINE_MS),
+  // OpenTelemetry's standard variables (telemetry.ts); no endpoint, no tracing.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  OTEL_SERVICE_NAME: z.string().optional(),
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .optional(),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
 });
 
 /** How a process drains on SIGTERM/SIGINT (run.ts). */
@@ -47,6 +59,10 @@ export function subgraphEnvSchema(defaults: { port: number; database: string }) 
     PORT: z.coerce.number().int().min(0).max(65535).default(defaults.port),
     MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional(),
     MONGO_DB: z.string().default(defaults.database),
+    /** Connections one process keeps to MongoDB at most. */
+    MONGO_MAX_POOL_SIZE: z.coerce.number().int().min(1).default(50),
+    /** Where reads go in a replica set; writes always wait for a majority and are retried once. */
+    MONGO_READ_PREFERENCE: z.enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest']).default('primary'),
     SEED: flag,
   });
 }

@@ -1,4 +1,4 @@
-import type { ShutdownSettings } from './config.js';
+import { SHUTDOWN_DEADLINE_MS, type ShutdownSettings } from './config.js';
 import type { Logger } from './logger.js';
 
 export interface Stoppable {
@@ -48,7 +48,7 @@ export function runProcess(logger: Logger, start: () => Promise<Stoppable>): voi
     const forced = setTimeout(() => {
       logger.error('shutdown timed out');
       process.exit(1);
-    }, settings?.hardTimeoutMs ?? 30_000);
+    }, settings?.hardTimeoutMs ?? SHUTDOWN_DEADLINE_MS);
     forced.unref();
     try {
       if (service && isDrainable(service)) {
