@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { baseEnvSchema, loadConfig } from '@ordergraph/common';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
+import { QUERY_PLANNERS } from './query-planner.js';
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const names = (fallback: string) =>
@@ -29,6 +30,11 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUBGRAPH_CATALOG_URL: z.url().optional(),
   /** Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`. */
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional(),
+  /**
+   * rust: Hive's Rust query planner (@graphql-hive/router-runtime), the default; js: the JavaScript planner of
+   * @graphql-tools/federation, kept for one release as a way back.
+   */
+  QUERY_PLANNER: z.enum(QUERY_PLANNERS).default('rust'),
   /** Shared state of every replica: persisted queries, rate-limit counters, the response cache. */
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
 

@@ -10,6 +10,7 @@ import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins } from './edge.js';
+import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
@@ -50,6 +51,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
     transportEntries,
+    ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,
@@ -70,6 +72,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useIntrospectionPolicy(introspectionMode(config)),
       useErrorPolicy(publicError),
       subscriptions.plugin,
+      ...(config.QUERY_PLANNER === 'rust' ? [useResultCompletion()] : []),
       ...edge,
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.

@@ -3,8 +3,8 @@
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, activeSubscriptionsGauge, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
-import { GraphQLError } from 'graphql';
+import { ErrorCode, activeSubscriptionsGauge, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Registry } from 'prom-client';
 
 /**
@@ -46,8 +46,7 @@ export interface SubscriptionTracking {
  */
 function upstreamFailure(logger: Logger) {
   return (error: unknown) => {
-    const code = error instanceof GraphQLError ? error.extensions['code'] : undefined;
-    if (typeof code === 'string') return error;
+    if (isPublicCode((error as { extensions?: Record<string, unknown> } | undefined)?.extensions?.['code'])) return error;
     logger.warn({ err: error }, 'subscription upstream failed');
     return new GraphQLError('The service behind this subscription is unavailable; subscribe again', {
       extensions: { code: ErrorCode.SUBGRAPH_UNAVAILABLE },
@@ -79,6 +78,13 @@ export function subscriptionTracking(registry: Registry, logger: Logger): Subscr
           if (socket) eventStreams.add(socket);
           const onEnd = () => socket && eventStreams.delete(socket);
           setResult(trackSubscription(result, gauge, { onEnd, mapError, ...tokenDeadline(request) }));
+          // The Rust planner's executor reports an upstream that failed mid-stream as an event's error, not a throw.
+          return {
+            onNext({ result: event, setResult: setEvent }) {
+              const errors = (event as ExecutionResult).errors;
+              if (errors?.some((error) => !isPublicCode(error.extensions?.['code']))) setEvent({ ...(event as ExecutionResult), errors: errors.map(mapError) });
+            },
+          };
         },
       }),
     },
