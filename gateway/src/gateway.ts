@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, type Logger } from '@ordergraph/common';
+import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, redisTarget, type Logger } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
 import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
@@ -42,7 +42,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   );
   Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
-  const shared = openSharedState(config.REDIS_URL, logger, production);
+  const shared = openSharedState(redisTarget(config), logger, production);
   const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
