@@ -6,16 +6,16 @@ import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import { buildSubgraphSchema } from '@apollo/subgraph';
-import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import express from 'express';
 import { GraphQLError, parse } from 'graphql';
 import type { Registry } from 'prom-client';
 import { InvalidTokenError, createTokenVerifier, viewerFromHeader, type TokenVerifier, type Viewer } from './auth.js';
-import { authSettings, type SubgraphConfig } from './config.js';
+import { authSettings, shutdownSettings, type ShutdownSettings, type SubgraphConfig } from './config.js';
 import { ErrorCode, createErrorMasker } from './errors.js';
 import type { Logger } from './logger.js';
 import { createMetricsRegistry, datastoreOperationsCounter, graphqlRequestHistogram } from './metrics.js';
+import type { Drainable } from './run.js';
 import { instrumentDatabase, openDatabase, type DocumentDatabase } from './store/index.js';
 import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
 
@@ -48,6 +48,7 @@ export interface SubgraphResources {
   db: DocumentDatabase;
   verifyToken: TokenVerifier;
   production: boolean;
+  shutdown: ShutdownSettings;
 }
 
 /**
@@ -77,14 +78,20 @@ export async function openSubgraphResources(
     { backend: db.backend, ...(db.backend === 'embedded' && !database ? { dataDir: config.DATA_DIR ?? null } : {}) },
     persisted ? 'datastore opened: a restart keeps every acknowledged write' : 'datastore opened in memory: a restart loses every write',
   );
-  return { registry, db, verifyToken: createTokenVerifier(authSettings(config)), production: config.NODE_ENV === 'production' };
+  return {
+    registry,
+    db,
+    verifyToken: createTokenVerifier(authSettings(config)),
+    production: config.NODE_ENV === 'production',
+    shutdown: shutdownSettings(config),
+  };
 }
 
-export interface SubgraphService {
+export interface SubgraphService extends Drainable {
   readonly name: string;
   /** Starts listening; resolves with the URL of the /graphql endpoint. */
   listen(port: number, host?: string): Promise<string>;
-  /** Stops accepting, finishes in-flight requests, then releases resources. */
+  /** Stops accepting, finishes in-flight requests (within SHUTDOWN_DRAIN_TIMEOUT), then releases resources. */
   stop(): Promise<void>;
 }
 
@@ -106,13 +113,11 @@ export async function createSubgraphService<TContext extends BaseContext>(
   options: SubgraphServiceOptions<TContext>,
 ): Promise<SubgraphService> {
   const { logger } = options;
-  const { registry, verifyToken, production, db } = options.resources;
+  const { registry, verifyToken, production, db, shutdown } = options.resources;
+  let draining = false;
   const app = express();
   const httpServer = http.createServer(app);
-  const schema = buildSubgraphSchema({
-    typeDefs: parse(options.typeDefs),
-    resolvers: options.resolvers as GraphQLResolverMap<unknown>,
-  });
+  const schema = buildSubgraphSchema([{ typeDefs: parse(options.typeDefs), resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
   const formatError = createErrorMasker((error) => logger.error({ err: error }, 'internal error'));
   const subscriptions = options.subscriptions
     ? serveSubgraphSubscriptions({ ...options, registry, verifyToken, httpServer, path: '/graphql', schema, formatError })
@@ -122,8 +127,10 @@ export async function createSubgraphService<TContext extends BaseContext>(
     includeStacktraceInErrorResponses: false,
     hideSchemaDetailsFromClientErrors: production,
     formatError,
+    // runProcess decides the shutdown order; Apollo's own handler would re-raise the signal after stopping.
+    stopOnTerminationSignals: false,
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer }),
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: shutdown.drainTimeoutMs }),
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
       requestMetricsPlugin(registry),
@@ -133,10 +140,18 @@ export async function createSubgraphService<TContext extends BaseContext>(
   });
   await apollo.start();
 
+  app.use((_req, res, next) => {
+    if (draining) res.setHeader('connection', 'close');
+    next();
+  });
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    if (draining) {
+      res.status(503).json({ status: 'draining' });
+      return;
+    }
     try {
       await Promise.all([db.ping(), options.checkReady?.()]);
       res.json({ status: 'ready' });
@@ -169,6 +184,10 @@ export async function createSubgraphService<TContext extends BaseContext>(
 
   return {
     name: options.name,
+    shutdown,
+    beginDrain() {
+      draining = true;
+    },
     listen(port, host = '0.0.0.0') {
       return new Promise((resolve, reject) => {
         httpServer.once('error', reject);
@@ -181,6 +200,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
       });
     },
     async stop() {
+      draining = true;
       await apollo.stop();
       await options.close?.();
       await db.close();
