@@ -98,16 +98,20 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
   };
   const useCircuitBreaker: GatewayPlugin = {
     onSubgraphExecute({ subgraphName, executor, setExecutor }) {
+      // Failures are returned as a result with errors, as the HTTP transport reports its own, so that the planner
+      // places them on the fields this subgraph owns (a thrown error would lose its path).
       setExecutor(async (request) => {
-        if (!breakerOf(subgraphName).admit()) throw circuitOpen(subgraphName);
+        if (!breakerOf(subgraphName).admit()) return { errors: [circuitOpen(subgraphName)] };
         try {
           const result = await executor(request);
           // A subscription's stream is judged by whether it could start.
           record(subgraphName, Symbol.asyncIterator in Object(result) || !failedInTransport(result));
           return result;
         } catch (error) {
+          const timedOut = error instanceof GraphQLError && isTimeout(error);
           // A call the client abandoned says nothing about the subgraph.
-          if (!request.signal?.aborted || (error instanceof GraphQLError && isTimeout(error))) record(subgraphName, false);
+          if (timedOut || !request.signal?.aborted) record(subgraphName, false);
+          if (error instanceof GraphQLError && TRANSPORT_FAILURES.has(error.extensions['code'])) return { errors: [error] };
           throw error;
         }
       });
@@ -122,5 +126,19 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
       useCircuitBreaker,
     ],
     states: () => Object.fromEntries([...breakers].map(([name, breaker]) => [name, breaker.state])),
+  };
+}
+
+/**
+ * /readyz says how each subgraph's circuit stands. An open circuit does not make the gateway unready: every replica
+ * sees the same subgraph, so going unready would take them all out of the load balancer and turn partial answers into
+ * no answers at all.
+ */
+export function useReadinessReport(endpoint: string, states: () => Record<string, CircuitState>): GatewayPlugin {
+  return {
+    onResponse({ request, response, setResponse }) {
+      if (!response.ok || new URL(request.url).pathname !== endpoint) return;
+      setResponse(Response.json({ status: 'ready', subgraphs: states() }, { headers: { 'cache-control': 'no-store' } }));
+    },
   };
 }
