@@ -14,12 +14,16 @@ let buyer: string;
 const SHUTDOWN_DELAY = '1500';
 
 beforeAll(async () => {
-  supergraph = await startProcessSupergraph({ env: { SHUTDOWN_DELAY, SHUTDOWN_DRAIN_TIMEOUT: '10000', SHUTDOWN_HARD_TIMEOUT: '15000' } });
+  supergraph = await startProcessSupergraph({
+    env: { SHUTDOWN_DELAY, SHUTDOWN_DRAIN_TIMEOUT: '10000', SHUTDOWN_HARD_TIMEOUT: '15000' },
+    // A stopped subgraph opens its circuit; a short reset lets the restarted one be probed soon.
+    envOf: { gateway: { CIRCUIT_BREAKER_RESET_MS: '300' } },
+  });
   admin = await token('ADMIN', 'user-0000');
   // Plans and code paths warmed once, so the first test's requests are not the slowest the processes ever serve.
   await buyAs('user-0099');
   await load(1, 1);
-}, 120_000);
+}, 300_000);
 afterAll(() => supergraph?.stop());
 
 const CREATE_ORDER = `mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id status total items { product { name } } } }`;
@@ -32,14 +36,14 @@ async function buyAs(localId: string) {
 }
 
 /** The buyer's orders as the orders subgraph itself holds them (asked directly, not through the gateway). */
-async function ordersInStore(): Promise<number> {
+async function ordersInStore(): Promise<string[]> {
   const { body } = await graphql(
     supergraph.processes.orders.url,
     `query ($r: [_Any!]!) { _entities(representations: $r) { ... on User { orders(limit: 100) { id } } } }`,
     { variables: { r: [{ __typename: 'User', id: buyerId }] }, token: admin },
   );
   expect(body.errors).toBeUndefined();
-  return (body.data!['_entities'][0].orders as unknown[]).length;
+  return (body.data!['_entities'][0].orders as { id: string }[]).map((order) => order.id);
 }
 
 /** Concurrent writes and reads through the gateway, all sent before `then` runs. */
@@ -87,7 +91,7 @@ describe('SIGTERM to the gateway', () => {
     [150, 'user-0031'],
   ])('%i ms into 50 concurrent createOrder and 20 reads: every request it accepted answered in full, every written order acknowledged', async (after, buyerLocalId) => {
     await buyAs(buyerLocalId);
-    const before = await ordersInStore();
+    const before = (await ordersInStore()).length;
     const answers = load(50, 20);
     await delay(after);
     const gateway = supergraph.processes.gateway;
@@ -100,10 +104,10 @@ describe('SIGTERM to the gateway', () => {
     expect(responses.filter((response) => !refused.includes(response) && (response.status !== 200 || response.body.errors))).toEqual([]);
     expect(await gateway.exited).toEqual({ code: 0, signal: null });
     const acknowledged = responses.filter(({ body }) => body.data?.['createOrder']).length;
-    expect(await ordersInStore()).toBe(before + acknowledged);
+    expect(await ordersInStore()).toHaveLength(before + acknowledged);
     await gateway.restart();
     expect(await readiness('gateway')).toBe(200);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('SIGTERM to a subgraph', () => {
@@ -113,7 +117,7 @@ describe('SIGTERM to a subgraph', () => {
 
   it.each(['catalog', 'users', 'orders'] as const)('%s: in-flight work finishes, later requests get partial data with SUBGRAPH_UNAVAILABLE, a restart serves again', async (name) => {
     await buyAs('user-0050');
-    const before = name === 'orders' ? 0 : await ordersInStore();
+    const existing = await ordersInStore();
     const target = supergraph.processes[name];
     const answers = load(10, 10);
     await delay(30);
@@ -132,24 +136,27 @@ describe('SIGTERM to a subgraph', () => {
       if (name !== 'orders') {
         // An order is written only if its client learns that createOrder ran (its data, or an error below it).
         const ran = responses.filter(({ body }) => body.data?.['createOrder'] || body.errors?.some((error) => error.path?.[0] === 'createOrder' && error.path.length > 1));
-        expect(await ordersInStore()).toBe(before + ran.length);
+        expect(await ordersInStore()).toHaveLength(existing.length + ran.length);
       }
 
-      const order = responses.find(({ body }) => body.data?.['createOrder'])?.body.data!['createOrder'].id ?? toGlobalId('Order', 'missing');
-      const variables = { user: buyerId, product: toGlobalId('Product', 'product-0001'), order };
+      const variables = { user: buyerId, product: toGlobalId('Product', 'product-0001'), order: existing[0] };
       const { status, body } = await graphql(supergraph.url, PARTIAL, { variables, token: buyer });
       expect(status).toBe(200);
       expect(body.errors).toEqual([expect.objectContaining({ path: [owned[name]], extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE' }) })]);
       expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
       for (const [subgraph, field] of Object.entries(owned)) {
         if (subgraph === name) expect(body.data![field]).toBeNull();
-        else if (field !== 'order' || order !== toGlobalId('Order', 'missing')) expect(body.data![field]).not.toBeNull();
+        else expect(body.data![field]).not.toBeNull();
       }
     } finally {
       await target.exited;
       await target.restart();
     }
-    const again = await graphql(supergraph.url, READ, { variables: { user: buyerId }, token: buyer });
-    expect(again.body.errors).toBeUndefined();
-  }, 120_000);
+    for (let attempt = 0; ; attempt++) {
+      const again = await graphql(supergraph.url, READ, { variables: { user: buyerId }, token: buyer });
+      if (!again.body.errors) break;
+      if (attempt > 50) throw new Error(`not served again: ${JSON.stringify(again.body.errors)}`);
+      await delay(200);
+    }
+  }, 300_000);
 });

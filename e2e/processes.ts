@@ -42,7 +42,8 @@ export interface ProcessSupergraph {
   stop(): Promise<void>;
 }
 
-const START_TIMEOUT_MS = 45_000;
+// Generous: a cold start compiles TypeScript on the fly, and CI machines are shared.
+const START_TIMEOUT_MS = 120_000;
 
 async function launch(name: ProcessName, env: Record<string, string>, logs: Record<string, unknown>[]) {
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', ENTRIES[name]], {
