@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/common';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
+import type { UpstreamSettings } from './upstream.js';
 import { QUERY_PLANNERS } from './query-planner.js';
 
 const GRAPHIQL_MODES = ['on', 'off'] as const;
@@ -32,6 +33,28 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   // Shared state of every replica: persisted queries, rate-limit counters, the response cache.
   ...redisEnvShape,
 
+  // Subgraph calls (upstream.ts): a timeout per call (retries included), retries for queries, a breaker per subgraph.
+  SUBGRAPH_TIMEOUT_MS: count(5_000),
+  /** Per-subgraph timeouts overriding SUBGRAPH_TIMEOUT_MS, as `name=ms` pairs: `catalog=2000,users=3000`. */
+  SUBGRAPH_TIMEOUTS: z
+    .string()
+    .default('')
+    .transform((list, context) => {
+      const timeouts: Record<string, number> = {};
+      for (const pair of list.split(',').map((entry) => entry.trim()).filter(Boolean)) {
+        const [name, ms] = pair.split('=');
+        if (!name || !/^[1-9][0-9]*$/.test(ms ?? '')) context.addIssue({ code: 'custom', message: `"${pair.slice(0, 40)}" is not name=ms` });
+        else timeouts[name] = Number(ms);
+      }
+      return timeouts;
+    }),
+  /** The whole request's deadline: past it the client gets 504 whatever is still running. */
+  REQUEST_DEADLINE_MS: count(15_000),
+  UPSTREAM_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
+  UPSTREAM_RETRY_DELAY_MS: count(100),
+  CIRCUIT_BREAKER_FAILURES: count(5),
+  CIRCUIT_BREAKER_RESET_MS: count(10_000),
+
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),
   MAX_COMPLEXITY: count(1000).describe('Complexity budget of an operation: 1 per field, lists multiplied by first/limit (10 when absent).'),
@@ -51,6 +74,10 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
 });
 
 const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
+  const longest = Math.max(config.SUBGRAPH_TIMEOUT_MS, ...Object.values(config.SUBGRAPH_TIMEOUTS));
+  if (config.REQUEST_DEADLINE_MS <= longest) {
+    context.addIssue({ code: 'custom', path: ['REQUEST_DEADLINE_MS'], message: 'must exceed every subgraph timeout' });
+  }
   if (config.PERSISTED_QUERIES === 'allowlist' && !config.PERSISTED_QUERIES_MANIFEST) {
     context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when PERSISTED_QUERIES=allowlist' });
   }
@@ -64,6 +91,15 @@ export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): Gateway
 
 export const introspectionMode = (config: GatewayConfig): IntrospectionMode =>
   config.INTROSPECTION ?? (config.NODE_ENV === 'production' ? 'admin' : 'public');
+
+export const upstreamSettings = (config: GatewayConfig): UpstreamSettings => ({
+  timeoutMs: config.SUBGRAPH_TIMEOUT_MS,
+  timeoutBySubgraph: config.SUBGRAPH_TIMEOUTS,
+  retries: config.UPSTREAM_RETRIES,
+  retryDelayMs: config.UPSTREAM_RETRY_DELAY_MS,
+  breakerFailures: config.CIRCUIT_BREAKER_FAILURES,
+  breakerResetMs: config.CIRCUIT_BREAKER_RESET_MS,
+});
 
 /** Routing URL overrides by subgraph name. */
 export function subgraphUrlOverrides(config: GatewayConfig): Record<string, string> {

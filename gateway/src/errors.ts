@@ -4,9 +4,8 @@
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { ErrorCode, INTERNAL_ERROR_MESSAGE, isPublicCode, rootCause } from '@ordergraph/common';
+import { TRANSPORT_FAILURES, isTimeout } from './upstream.js';
 
-/** The codes Hive's HTTP executor gives a subgraph fetch that failed: refused or reset, timed out, not GraphQL. */
-const SUBGRAPH_FAILURES = new Set<unknown>(['SUBREQUEST_HTTP_ERROR', 'TIMEOUT_ERROR', 'GATEWAY_TIMEOUT', 'RESPONSE_VALIDATION_FAILED']);
 
 /** Our code for an HTTP-level refusal, by status (yoga labels them all BAD_REQUEST or REQUEST_ENTITY_TOO_LARGE). */
 const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
@@ -25,6 +24,7 @@ const INTERNAL_EXTENSIONS = ['originalError', 'stacktrace', 'exception', 'servic
 const SUGGESTION = / ?Did you mean [^?]*\?/g;
 
 export const SUBGRAPH_UNAVAILABLE_MESSAGE = 'A service needed for this request is unavailable';
+export const SUBGRAPH_TIMEOUT_MESSAGE = 'A service needed for this request did not answer in time';
 
 /** A JSON error response for refusals made before GraphQL runs. */
 export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
@@ -72,7 +72,8 @@ const located = (error: GraphQLError | undefined, message: string, extensions: R
 export function createErrorPolicy({ production }: { production: boolean }) {
   return function publicError(error: unknown): GraphQLError {
     if (!(error instanceof GraphQLError)) return located(undefined, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
-    if (SUBGRAPH_FAILURES.has(error.extensions['code'])) {
+    if (TRANSPORT_FAILURES.has(error.extensions['code'])) {
+      if (isTimeout(error)) return located(error, SUBGRAPH_TIMEOUT_MESSAGE, { code: ErrorCode.SUBGRAPH_TIMEOUT });
       return located(error, SUBGRAPH_UNAVAILABLE_MESSAGE, { code: ErrorCode.SUBGRAPH_UNAVAILABLE });
     }
     const code = codeOf(error);

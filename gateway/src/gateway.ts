@@ -14,7 +14,7 @@ import {
   type Logger,
 } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
-import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
+import { introspectionMode, subgraphUrlOverrides, upstreamSettings, type GatewayConfig } from './config.js';
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
@@ -25,6 +25,7 @@ import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
+import { upstreams, useReadinessReport } from './upstream.js';
 import { serveWebSockets } from './websocket.js';
 
 const GRAPHQL_ENDPOINT = '/graphql';
@@ -56,6 +57,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
   const shared = openSharedState(redisTarget(config), logger, production);
+  const subgraphCalls = upstreams(upstreamSettings(config), logger);
   const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
@@ -71,6 +73,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     landingPage: !production,
     ...graphiqlOptions(config, auth.jwtSecret),
     logging: config.LOG_LEVEL === 'silent' ? false : config.LOG_LEVEL === 'trace' ? 'debug' : config.LOG_LEVEL === 'fatal' ? 'error' : config.LOG_LEVEL,
+    // The runtime's deadline for a whole request; http.ts makes its bare 503 a JSON GATEWAY_TIMEOUT.
+    requestDeadline: config.REQUEST_DEADLINE_MS,
     // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves.
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => {
@@ -87,6 +91,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       subscriptions.plugin,
       ...(config.QUERY_PLANNER === 'rust' ? [useResultCompletion()] : []),
       ...edge,
+      ...subgraphCalls.plugins,
+      useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },

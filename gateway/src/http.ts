@@ -78,9 +78,15 @@ export function useHttpSemantics(graphqlEndpoint: string): GatewayPlugin {
         );
       }
     },
-    // Yoga answers some refusals (406 for an Accept it cannot serve) with an empty body.
+    // Yoga answers some refusals (406 for an Accept it cannot serve) with an empty body, the runtime's request
+    // deadline with a bare 503.
     onResponse({ request, response, setResponse }) {
-      if (response.status < 400 || response.body !== null || new URL(request.url).pathname !== graphqlEndpoint) return;
+      if (response.status < 400 || new URL(request.url).pathname !== graphqlEndpoint) return;
+      if (response.status === 503 && response.headers.get('content-type')?.startsWith('text/plain')) {
+        setResponse(errorResponse(504, ErrorCode.GATEWAY_TIMEOUT, 'The request did not complete within its deadline', { connection: 'close' }));
+        return;
+      }
+      if (response.body !== null) return;
       setResponse(errorResponse(response.status, codeForStatus(response.status), response.statusText || 'Request refused', Object.fromEntries(response.headers)));
     },
   };

@@ -26,6 +26,9 @@ export const ErrorCode = {
   NOT_ACCEPTABLE: 'NOT_ACCEPTABLE',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   SUBGRAPH_UNAVAILABLE: 'SUBGRAPH_UNAVAILABLE',
+  // A subgraph did not answer within its timeout (SUBGRAPH_TIMEOUT_MS), or the request outlived REQUEST_DEADLINE_MS.
+  SUBGRAPH_TIMEOUT: 'SUBGRAPH_TIMEOUT',
+  GATEWAY_TIMEOUT: 'GATEWAY_TIMEOUT',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

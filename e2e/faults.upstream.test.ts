@@ -1,0 +1,146 @@
+// Fault injection, part 2: a subgraph that stops answering (SIGSTOP), a slow one, one killed with SIGKILL and
+// restarted, and Redis restarted, all under the real processes. Clients get the other subgraphs' data with an error on
+// the fields the failing one owns, within its timeout; repeated failures open the subgraph's circuit (fail fast,
+// shown in /readyz) until a probe finds it back.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toGlobalId } from '@ordergraph/common';
+import { graphql, startRedis, token, type TestRedis } from '@ordergraph/testkit';
+import { startProcessSupergraph, type ProcessSupergraph } from './processes.js';
+
+let supergraph: ProcessSupergraph;
+let redis: TestRedis;
+let buyer: string;
+const SUBGRAPH_TIMEOUT_MS = 1_000;
+const REQUEST_DEADLINE_MS = 6_000;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  supergraph = await startProcessSupergraph({
+    env: { REDIS_URL: redis.url },
+    envOf: {
+      gateway: {
+        SUBGRAPH_TIMEOUT_MS: String(SUBGRAPH_TIMEOUT_MS),
+        REQUEST_DEADLINE_MS: String(REQUEST_DEADLINE_MS),
+        CIRCUIT_BREAKER_FAILURES: '3',
+        CIRCUIT_BREAKER_RESET_MS: '1500',
+      },
+    },
+  });
+  buyer = await token('USER', 'user-0001');
+}, 120_000);
+afterAll(async () => {
+  await supergraph?.stop();
+  await redis?.close();
+});
+
+const PARTIAL = `query ($user: ID!, $product: ID!) { user(id: $user) { name } product(id: $product) { name } }`;
+const variables = { user: toGlobalId('User', 'user-0001'), product: toGlobalId('Product', 'product-0001') };
+const ask = () => graphql(supergraph.url, PARTIAL, { variables, token: buyer });
+
+async function readyz(): Promise<{ status: number; body: { subgraphs?: Record<string, string> } }> {
+  const response = await fetch(supergraph.url.replace('/graphql', '/readyz'));
+  const text = await response.text();
+  return { status: response.status, body: response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : {} };
+}
+
+/** Asks until the product is back (the circuit's probe succeeded), for at most `attempts` tries. */
+async function untilCatalogAnswers(attempts = 100) {
+  for (let i = 0; i < attempts; i++) {
+    const { body } = await ask();
+    if (body.data?.['product']) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('the catalog never answered again');
+}
+
+describe('a subgraph that stops answering', () => {
+  it('costs its timeout, not more: the other subgraphs answer, its fields get SUBGRAPH_TIMEOUT; then its circuit opens and fails fast, and a probe closes it', async () => {
+    await ask(); // plans warmed
+    const catalog = supergraph.processes.catalog;
+    catalog.signal('SIGSTOP');
+    try {
+      const started = Date.now();
+      const { status, body } = await ask();
+      expect(Date.now() - started).toBeLessThan(REQUEST_DEADLINE_MS);
+      expect(status).toBe(200);
+      expect(body.data).toEqual({ user: { name: expect.any(String) }, product: null });
+      expect(body.errors).toEqual([expect.objectContaining({ path: ['product'], extensions: expect.objectContaining({ code: 'SUBGRAPH_TIMEOUT' }) })]);
+
+      // Three failures in a row open the circuit: the next calls fail at once, without waiting for the timeout.
+      await ask();
+      await ask();
+      const failFast = await ask();
+      expect(failFast.body.errors?.[0]?.extensions).toMatchObject({ code: 'SUBGRAPH_UNAVAILABLE' });
+      expect(failFast.body.data?.['user']).toEqual({ name: expect.any(String) });
+      const ready = await readyz();
+      expect(ready.status).toBe(200);
+      expect(ready.body.subgraphs).toMatchObject({ catalog: 'open', users: 'closed' });
+    } finally {
+      catalog.signal('SIGCONT');
+    }
+    await untilCatalogAnswers();
+    expect((await readyz()).body.subgraphs).toMatchObject({ catalog: 'closed' });
+  }, 120_000);
+
+  it('a slow subgraph (paused longer than its timeout, then resumed) costs the client only the timeout', async () => {
+    const catalog = supergraph.processes.catalog;
+    catalog.signal('SIGSTOP');
+    const resume = setTimeout(() => catalog.signal('SIGCONT'), SUBGRAPH_TIMEOUT_MS * 2);
+    try {
+      const { body } = await ask();
+      expect(body.data).toEqual({ user: { name: expect.any(String) }, product: null });
+      expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'SUBGRAPH_TIMEOUT' });
+    } finally {
+      clearTimeout(resume);
+      catalog.signal('SIGCONT');
+    }
+    await untilCatalogAnswers();
+  }, 120_000);
+});
+
+describe('kill -9 and restart', () => {
+  it('a killed subgraph: its fields fail with SUBGRAPH_UNAVAILABLE at once, the rest answers, and the restarted process serves again', async () => {
+    const users = supergraph.processes.users;
+    users.signal('SIGKILL');
+    expect(await users.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    const { status, body } = await ask();
+    expect(status).toBe(200);
+    expect(body.data).toEqual({ user: null, product: { name: expect.any(String) } });
+    expect(body.errors?.[0]).toMatchObject({ path: ['user'], extensions: { code: 'SUBGRAPH_UNAVAILABLE' } });
+    expect(JSON.stringify(body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+    await users.restart();
+    for (let i = 0; ; i++) {
+      const again = await ask();
+      if (!again.body.errors) break;
+      if (i > 50) throw new Error(`users did not come back: ${JSON.stringify(again.body.errors)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }, 120_000);
+
+  it('a killed gateway restarts and serves', async () => {
+    const gateway = supergraph.processes.gateway;
+    gateway.signal('SIGKILL');
+    await gateway.exited;
+    await gateway.restart();
+    expect((await ask()).body.errors).toBeUndefined();
+  }, 120_000);
+});
+
+describe('Redis restart', () => {
+  it('requests are answered while Redis is down; /readyz says so, and both come back with it', async () => {
+    await redis.stop();
+    try {
+      const { status, body } = await ask();
+      expect(status).toBe(200);
+      expect(body.errors).toBeUndefined();
+      expect((await readyz()).status).toBe(503);
+    } finally {
+      await redis.start();
+    }
+    for (let i = 0; (await readyz()).status !== 200; i++) {
+      if (i > 100) throw new Error('the gateway never saw Redis again');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await ask()).body.errors).toBeUndefined();
+  }, 120_000);
+});

@@ -1,0 +1,144 @@
+// How the gateway treats its subgraphs when they are slow or down: a timeout per subgraph call, retries for queries
+// only, a circuit breaker per subgraph, and each subgraph's state for /readyz. The timeout and the retries are the
+// runtime's own plugins; their order is ours (the timeout wraps the retries, so a call never costs more than it).
+import { useUpstreamRetry, useUpstreamTimeout, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { ErrorCode, type Logger } from '@ordergraph/common';
+import { GraphQLError, Kind, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+
+export interface UpstreamSettings {
+  /** ms a subgraph call may take, retries included. */
+  timeoutMs: number;
+  /** Per-subgraph overrides of timeoutMs. */
+  timeoutBySubgraph: Record<string, number>;
+  /** Extra attempts for a query whose subgraph could not be reached; mutations and subscriptions are never retried. */
+  retries: number;
+  retryDelayMs: number;
+  /** Consecutive failed calls after which a subgraph's circuit opens (its calls then fail at once). */
+  breakerFailures: number;
+  /** ms an open circuit waits before one call probes the subgraph again. */
+  breakerResetMs: number;
+}
+
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+/** The codes the runtime gives a subgraph call that failed in transport: refused or reset, timed out, not GraphQL. */
+export const TRANSPORT_FAILURES = new Set<unknown>(['SUBREQUEST_HTTP_ERROR', 'TIMEOUT_ERROR', 'GATEWAY_TIMEOUT', 'RESPONSE_VALIDATION_FAILED']);
+const TIMEOUT_CODES = new Set<unknown>(['TIMEOUT_ERROR', 'GATEWAY_TIMEOUT']);
+
+export const isTimeout = (error: GraphQLError) => TIMEOUT_CODES.has(error.extensions['code']);
+
+const isQuery = (document: { definitions: readonly { kind: string }[] } | undefined) =>
+  document?.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && (definition as OperationDefinitionNode).operation === 'query') ?? false;
+
+function circuitOpen(subgraph: string): GraphQLError {
+  return new GraphQLError('A service needed for this request is unavailable', {
+    extensions: { code: ErrorCode.SUBGRAPH_UNAVAILABLE, circuit: 'open', subgraph },
+  });
+}
+
+/**
+ * One breaker per subgraph. Hand-written: the runtime bundles opossum for its CDN client but offers no breaker for
+ * subgraph calls, and a call's failure here is read from its result (the HTTP transport reports failures as errors).
+ */
+class Breaker {
+  private failures = 0;
+  private openedAt: number | undefined;
+  private probing = false;
+
+  constructor(private readonly settings: UpstreamSettings) {}
+
+  get state(): CircuitState {
+    if (this.openedAt === undefined) return 'closed';
+    return Date.now() - this.openedAt >= this.settings.breakerResetMs ? 'half-open' : 'open';
+  }
+
+  /** Whether a call may go ahead; in half-open state, only one probe at a time. */
+  admit(): boolean {
+    const state = this.state;
+    if (state === 'closed') return true;
+    if (state === 'open' || this.probing) return false;
+    this.probing = true;
+    return true;
+  }
+
+  record(ok: boolean): CircuitState | undefined {
+    const before = this.state;
+    this.probing = false;
+    if (ok) {
+      this.failures = 0;
+      this.openedAt = undefined;
+    } else if (++this.failures >= this.settings.breakerFailures || before === 'half-open') {
+      this.openedAt = Date.now();
+    }
+    const after = this.state;
+    return after === before ? undefined : after;
+  }
+}
+
+const failedInTransport = (result: unknown) =>
+  (result as ExecutionResult | undefined)?.errors?.some((error) => TRANSPORT_FAILURES.has(error.extensions?.['code'])) ?? false;
+
+export interface Upstreams {
+  /** Retries, timeout and breaker, innermost first (their order in the plugin list is the order they wrap). */
+  plugins: GatewayPlugin[];
+  /** Each subgraph called so far and its circuit's state. */
+  states(): Record<string, CircuitState>;
+}
+
+export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams {
+  const breakers = new Map<string, Breaker>();
+  const breakerOf = (subgraph: string) => {
+    let breaker = breakers.get(subgraph);
+    if (!breaker) breakers.set(subgraph, (breaker = new Breaker(settings)));
+    return breaker;
+  };
+  const record = (subgraph: string, ok: boolean) => {
+    const changed = breakerOf(subgraph).record(ok);
+    if (changed) logger[changed === 'open' ? 'warn' : 'info']({ subgraph, circuit: changed }, 'subgraph circuit changed');
+  };
+  const useCircuitBreaker: GatewayPlugin = {
+    onSubgraphExecute({ subgraphName, executor, setExecutor }) {
+      // Failures are returned as a result with errors, as the HTTP transport reports its own, so that the planner
+      // places them on the fields this subgraph owns (a thrown error would lose its path).
+      setExecutor(async (request) => {
+        if (!breakerOf(subgraphName).admit()) return { errors: [circuitOpen(subgraphName)] };
+        try {
+          const result = await executor(request);
+          // A subscription's stream is judged by whether it could start.
+          record(subgraphName, Symbol.asyncIterator in Object(result) || !failedInTransport(result));
+          return result;
+        } catch (error) {
+          const timedOut = error instanceof GraphQLError && isTimeout(error);
+          // A call the client abandoned says nothing about the subgraph.
+          if (timedOut || !request.signal?.aborted) record(subgraphName, false);
+          if (error instanceof GraphQLError && TRANSPORT_FAILURES.has(error.extensions['code'])) return { errors: [error] };
+          throw error;
+        }
+      });
+    },
+  };
+  return {
+    plugins: [
+      useUpstreamRetry(({ executionRequest }) =>
+        isQuery(executionRequest.document) ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs, retryDelayFactor: 2 } : undefined,
+      ),
+      useUpstreamTimeout(({ subgraphName }) => (subgraphName ? (settings.timeoutBySubgraph[subgraphName] ?? settings.timeoutMs) : settings.timeoutMs)),
+      useCircuitBreaker,
+    ],
+    states: () => Object.fromEntries([...breakers].map(([name, breaker]) => [name, breaker.state])),
+  };
+}
+
+/**
+ * /readyz says how each subgraph's circuit stands. An open circuit does not make the gateway unready: every replica
+ * sees the same subgraph, so going unready would take them all out of the load balancer and turn partial answers into
+ * no answers at all.
+ */
+export function useReadinessReport(endpoint: string, states: () => Record<string, CircuitState>): GatewayPlugin {
+  return {
+    onResponse({ request, response, setResponse }) {
+      if (!response.ok || new URL(request.url).pathname !== endpoint) return;
+      setResponse(Response.json({ status: 'ready', subgraphs: states() }, { headers: { 'cache-control': 'no-store' } }));
+    },
+  };
+}
