@@ -190,3 +190,63 @@ export async function redisSubscriptions(url: string, pattern = '*'): Promise<nu
     redis.disconnect();
   }
 }
+
+/** A subscription that only counts its results (keeping none, so a memory test measures the server, not the client). */
+export interface CountingSubscription {
+  readonly delivered: number;
+  readonly errors: unknown[];
+  /** Waits until `count` results have arrived. */
+  reach(count: number): Promise<void>;
+  close(): void;
+}
+
+export function countResults(client: WsClient | SseClient, request: SubscribeRequest): CountingSubscription {
+  const errors: unknown[] = [];
+  let delivered = 0;
+  const close = client.subscribe(request as Parameters<WsClient['subscribe']>[0], {
+    next: (result) => {
+      delivered++;
+      if ((result as SubscriptionResult).errors) errors.push((result as SubscriptionResult).errors);
+    },
+    error: (error) => void errors.push(error),
+    complete: () => {},
+  });
+  return {
+    get delivered() {
+      return delivered;
+    },
+    errors,
+    reach: (count) => waitFor(() => delivered >= count || errors.length > 0, `${count} results`),
+    close,
+  };
+}
+
+/**
+ * Publishes `count` new-order events of `userId` to the orders subgraph's creation `channel` straight through Redis,
+ * as another replica's commits would (without writing orders, which would grow the store), and waits until
+ * `subscription` has received them all. Each batch is delivered before the next is published, so a subscriber's
+ * buffer never overflows.
+ */
+export async function publishOrderEvents(
+  publisher: Redis,
+  channel: string,
+  userId: string,
+  count: number,
+  subscription: CountingSubscription,
+): Promise<void> {
+  const BATCH = 50;
+  const start = subscription.delivered;
+  const listening = async () => Number(((await publisher.pubsub('NUMSUB', channel)) as [string, number])[1]) > 0;
+  await waitFor(listening, `a subscriber of ${channel}`);
+  for (let sent = 0; sent < count; sent += BATCH) {
+    const batch = Math.min(BATCH, count - sent);
+    const now = new Date().toISOString();
+    const pipeline = publisher.pipeline();
+    for (let i = 0; i < batch; i++) {
+      const order = { _id: `event-${sent + i}`, userId, status: 'PENDING', items: [], totalCents: 0, version: 1, createdAt: now, updatedAt: now };
+      pipeline.publish(channel, JSON.stringify(order));
+    }
+    await pipeline.exec();
+    await subscription.reach(start + sent + batch);
+  }
+}

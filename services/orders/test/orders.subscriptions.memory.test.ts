@@ -1,0 +1,45 @@
+// A long-lived subscription retains nothing per delivered event: thousands of events reach one open subscription on
+// the orders subgraph's own endpoint, and the heap after a forced collection does not grow with them.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { toGlobalId } from '@ordergraph/common';
+import { countResults, publishOrderEvents, settledHeapBytes, startRedis, token, wsClient, type TestRedis } from '@ordergraph/testkit';
+import { CREATED_CHANNEL } from '../src/events.js';
+import { ADMIN_LOCAL_ID, startOrders, type Running } from './support.js';
+
+const NEW_ORDER = `subscription { newOrderCreated { id status updatedAt } }`;
+/** The issue's bound: what a delivered event may leave behind, on average. */
+const MAX_BYTES_PER_EVENT = 50;
+
+let redis: TestRedis;
+let orders: Running;
+let publisher: Redis;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  orders = await startOrders(undefined, { REDIS_URL: redis.url });
+  publisher = new Redis(redis.url);
+});
+afterAll(async () => {
+  publisher?.disconnect();
+  await orders?.stop();
+  await redis?.close();
+});
+
+it('keeps the heap flat while thousands of events reach an open subscription', { timeout: 120_000 }, async () => {
+  const client = wsClient(orders.url, { token: await token('ADMIN', ADMIN_LOCAL_ID) });
+  const subscription = countResults(client, { query: NEW_ORDER });
+  const deliver = (count: number) => publishOrderEvents(publisher, CREATED_CHANNEL, toGlobalId('User', ADMIN_LOCAL_ID), count, subscription);
+  try {
+    await deliver(1_000); // warms up every cache and compiled path
+    const before = await settledHeapBytes();
+    await deliver(5_000);
+    const after = await settledHeapBytes();
+    expect(subscription.errors).toEqual([]);
+    expect(subscription.delivered).toBe(6_000);
+    expect((after - before) / 5_000).toBeLessThan(MAX_BYTES_PER_EVENT);
+  } finally {
+    subscription.close();
+    await client.dispose();
+  }
+});
