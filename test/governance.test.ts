@@ -11,13 +11,14 @@ import { createLogger } from '@ordergraph/common';
 import { createCatalogService } from '@ordergraph/catalog';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
 import { REPO_ROOT, SUPERGRAPH_PATH, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
-import { BASELINE_DIR, readBaselines } from '@ordergraph/governance';
+import { BASELINE_DIR, composeCommand, readBaselines, schemaCheckCommand, schemaPublishCommand } from '@ordergraph/governance';
 import { startSupergraph } from '../e2e/harness.js';
 
 const tsx = resolve(REPO_ROOT, 'node_modules/.bin/tsx');
+type Outcome = { code: number; stdout: string; stderr: string };
 
-/** Runs one of the repository's scripts as `npm run` does; resolves with its exit code and output. */
-async function run(script: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs one of the repository's scripts in its own process, as `npm run` does. */
+async function runScript(script: string, ...args: string[]): Promise<Outcome> {
   try {
     const { stdout, stderr } = await promisify(execFile)(tsx, ['--conditions=source', resolve(REPO_ROOT, 'scripts', script), ...args], { cwd: REPO_ROOT });
     return { code: 0, stdout, stderr };
@@ -25,6 +26,16 @@ async function run(script: string, ...args: string[]): Promise<{ code: number; s
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
+}
+
+const COMMANDS = { 'compose.ts': composeCommand, 'schema-check.ts': schemaCheckCommand, 'schema-publish.ts': schemaPublishCommand };
+
+/** What that script runs, in this process (each script only hands its command line and the console to it). */
+async function run(script: keyof typeof COMMANDS, ...args: string[]): Promise<Outcome> {
+  const outcome = { code: 0, stdout: '', stderr: '' };
+  const out = { log: (text: string) => (outcome.stdout += `${text}\n`), error: (text: string) => (outcome.stderr += `${text}\n`) };
+  outcome.code = await COMMANDS[script](args, out);
+  return outcome;
 }
 
 let dir: string;
@@ -54,7 +65,7 @@ const ADD_AND_DEPRECATE: [string, string] = ['  description: String\n', '  descr
 
 describe('npm run compose', () => {
   it('passes --check while the committed supergraph.graphql is what supergraph.yaml composes to', async () => {
-    const { code, stdout } = await run('compose.ts', '--check');
+    const { code, stdout } = await runScript('compose.ts', '--check');
     expect(stdout).toContain('supergraph.graphql is up to date');
     expect(code).toBe(0);
   });
@@ -62,7 +73,7 @@ describe('npm run compose', () => {
   it('fails --check when the output is stale, and rewrites it without --check', async () => {
     const output = join(dir, 'supergraph.graphql');
     writeFileSync(output, readFileSync(SUPERGRAPH_PATH, 'utf8').replace('currentPrice', 'oldPrice'));
-    const stale = await run('compose.ts', '--check', '--output', output);
+    const stale = await runScript('compose.ts', '--check', '--output', output);
     expect(stale.code).toBe(1);
     expect(stale.stderr).toContain('is stale: run npm run compose and commit the result');
     expect((await run('compose.ts', '--output', output)).code).toBe(0);
@@ -80,7 +91,7 @@ describe('npm run compose', () => {
 
 describe('npm run schema:check', () => {
   it('passes against the committed baseline (CI runs exactly this)', async () => {
-    const { code, stdout } = await run('schema-check.ts');
+    const { code, stdout } = await runScript('schema-check.ts');
     expect(stdout).toContain('Schema check against the baseline in schemas/baseline');
     expect(stdout).toContain('PASSED: no breaking change.');
     expect(code).toBe(0);
@@ -162,7 +173,7 @@ describe('npm run schema:publish', () => {
 
   it('publishes a deliberate break with --allow-breaking', async () => {
     const baseline = join(dir, 'baseline-break');
-    await run('schema-publish.ts', '--baseline', baseline);
+    expect((await runScript('schema-publish.ts', '--baseline', baseline)).code).toBe(0);
     const published = await run('schema-publish.ts', '--baseline', baseline, '--allow-breaking', '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
     expect(published.stdout).toContain('Published users, orders, catalog');
     expect(published.code).toBe(0);

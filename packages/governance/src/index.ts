@@ -3,3 +3,4 @@ export * from './check.js';
 export * from './report.js';
 export * from './schema.js';
 export * from './versioning.js';
+export * from './commands.js';
