@@ -17,6 +17,11 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(3_000),
   /** WebSocket ping interval; a peer that misses a ping is dropped and its subscriptions released. */
   WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000),
+  /**
+   * Events a subscriber may leave unread (its connection's buffers full) before it is disconnected: WebSocket with
+   * 1008, SSE by cutting the stream. Below the Repeater's 1024 pending pushes.
+   */
+  SUBSCRIPTION_MAX_PENDING_EVENTS: z.coerce.number().int().min(1).max(1000).default(100),
   /** The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml. */
   SUPERGRAPH_PATH: z.string().optional(),
   /** How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once. */

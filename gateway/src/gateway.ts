@@ -15,6 +15,9 @@ import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
 import { serveWebSockets } from './websocket.js';
 
+/** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
+export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
+
 const GRAPHQL_ENDPOINT = '/graphql';
 const READINESS_ENDPOINT = '/readyz';
 
@@ -33,7 +36,7 @@ export interface Gateway {
 export function createGateway({ config, supergraph, logger }: GatewayOptions): Gateway {
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
-  const subscriptions = subscriptionTracking(registry, logger);
+  const subscriptions = subscriptionTracking(registry, logger, { maxPendingEvents: config.SUBSCRIPTION_MAX_PENDING_EVENTS });
   const verify = createTokenVerifier(authSettings(config));
   const publicError = createErrorPolicy({ production });
   const transportEntries = Object.fromEntries(
@@ -50,6 +53,10 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
     transportEntries,
+    // No request batching per subgraph: its DataLoader (@graphql-tools/batch-execute) lives as long as the operation's
+    // context and caches every request it sends, so an open subscription kept each event's entity fetches until it
+    // ended (graphql-hive/gateway#1085). Entity fetches of one event are still batched, by batch-delegate.
+    __experimental__batchExecution: false,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,

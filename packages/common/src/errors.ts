@@ -26,6 +26,8 @@ export const ErrorCode = {
   NOT_ACCEPTABLE: 'NOT_ACCEPTABLE',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   SUBGRAPH_UNAVAILABLE: 'SUBGRAPH_UNAVAILABLE',
+  // A subscriber that stopped reading its events was disconnected.
+  SUBSCRIBER_TOO_SLOW: 'SUBSCRIBER_TOO_SLOW',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

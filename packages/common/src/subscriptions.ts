@@ -21,6 +21,12 @@ export interface TrackOptions<T> {
   mapError?: (error: unknown) => unknown;
   /** Ends the stream at `at` (ms since the epoch), `last` being its final value: when the caller's token expires. */
   deadline?: { at: number; last: T };
+  /**
+   * A consumer that has not taken this many events while more arrive is too slow: the stream fails with
+   * `overflow.error` (and `overflow.onOverflow` cuts its transport) instead of holding events for it without bound.
+   * Without it, the stream reads the source only as fast as the consumer takes events.
+   */
+  overflow?: { maxPending: number; error: unknown; onOverflow(): void };
 }
 
 /** setTimeout's longest delay; a deadline further away than this (about 24 days) is not watched. */
@@ -66,6 +72,7 @@ export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, opt
     void stop.then(() => ending.interrupt(STOPPED));
     const delay = options.deadline ? Math.max(0, options.deadline.at - Date.now()) : Infinity;
     const timer = delay <= MAX_TIMER_DELAY_MS ? setTimeout(() => ending.interrupt(DEADLINE), delay) : undefined;
+    let pending = 0; // events pushed that the consumer has not taken yet
     try {
       for (;;) {
         const next = iterator.next();
@@ -78,7 +85,15 @@ export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, opt
           return;
         }
         if (result === STOPPED || result.done) return;
-        await push(result.value);
+        if (!options.overflow) {
+          await push(result.value);
+        } else if (pending < options.overflow.maxPending) {
+          pending++;
+          void push(result.value).then(() => pending--);
+        } else {
+          options.overflow.onOverflow();
+          throw options.overflow.error;
+        }
       }
     } finally {
       clearTimeout(timer);

@@ -200,10 +200,15 @@ export interface CountingSubscription {
   close(): void;
 }
 
-export function countResults(client: WsClient | SseClient, request: SubscribeRequest): CountingSubscription {
+/** What graphql-ws's and graphql-sse's clients have in common: subscribe with a sink, and a function that leaves. */
+interface SinkClient {
+  subscribe(request: SubscribeRequest, sink: { next(value: unknown): void; error(error: unknown): void; complete(): void }): () => void;
+}
+
+export function countResults(client: SinkClient, request: SubscribeRequest): CountingSubscription {
   const errors: unknown[] = [];
   let delivered = 0;
-  const close = client.subscribe(request as Parameters<WsClient['subscribe']>[0], {
+  const close = client.subscribe(request, {
     next: (result) => {
       delivered++;
       if ((result as SubscriptionResult).errors) errors.push((result as SubscriptionResult).errors);
@@ -221,6 +226,19 @@ export function countResults(client: WsClient | SseClient, request: SubscribeReq
   };
 }
 
+/** A new-order event as the orders subgraph publishes it, with `lineItems` items (large events fill buffers fast). */
+export function orderEvent(id: string, userId: string, lineItems = 0): string {
+  const now = new Date().toISOString();
+  const items = Array.from({ length: lineItems }, (_, i) => ({ productId: `product-${i}`, quantity: 1, unitPriceCents: 100 }));
+  return JSON.stringify({ _id: id, userId, status: 'PENDING', items, totalCents: 100 * lineItems, version: 1, createdAt: now, updatedAt: now });
+}
+
+/** Waits until some connection subscribes Redis `channel` (PUBSUB NUMSUB). */
+export async function channelSubscribed(publisher: Redis, channel: string): Promise<void> {
+  const listening = async () => Number(((await publisher.pubsub('NUMSUB', channel)) as [string, number])[1]) > 0;
+  await waitFor(listening, `a subscriber of ${channel}`);
+}
+
 /**
  * Publishes `count` new-order events of `userId` to the orders subgraph's creation `channel` straight through Redis,
  * as another replica's commits would (without writing orders, which would grow the store), and waits until
@@ -233,20 +251,15 @@ export async function publishOrderEvents(
   userId: string,
   count: number,
   subscription: CountingSubscription,
+  { batch = 50, lineItems = 0 } = {},
 ): Promise<void> {
-  const BATCH = 50;
   const start = subscription.delivered;
-  const listening = async () => Number(((await publisher.pubsub('NUMSUB', channel)) as [string, number])[1]) > 0;
-  await waitFor(listening, `a subscriber of ${channel}`);
-  for (let sent = 0; sent < count; sent += BATCH) {
-    const batch = Math.min(BATCH, count - sent);
-    const now = new Date().toISOString();
+  await channelSubscribed(publisher, channel);
+  for (let sent = 0; sent < count; sent += batch) {
+    const size = Math.min(batch, count - sent);
     const pipeline = publisher.pipeline();
-    for (let i = 0; i < batch; i++) {
-      const order = { _id: `event-${sent + i}`, userId, status: 'PENDING', items: [], totalCents: 0, version: 1, createdAt: now, updatedAt: now };
-      pipeline.publish(channel, JSON.stringify(order));
-    }
+    for (let i = 0; i < size; i++) pipeline.publish(channel, orderEvent(`event-${sent + i}`, userId, lineItems));
     await pipeline.exec();
-    await subscription.reach(start + sent + batch);
+    await subscription.reach(start + sent + size);
   }
 }

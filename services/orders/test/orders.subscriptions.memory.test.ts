@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { toGlobalId } from '@ordergraph/common';
-import { countResults, publishOrderEvents, settledHeapBytes, startRedis, token, wsClient, type TestRedis } from '@ordergraph/testkit';
+import { countResults, publishOrderEvents, readCounter, settledHeapBytes, startRedis, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
 import { CREATED_CHANNEL } from '../src/events.js';
 import { ADMIN_LOCAL_ID, startOrders, type Running } from './support.js';
 
@@ -31,6 +31,7 @@ it('keeps the heap flat while thousands of events reach an open subscription', {
   const subscription = countResults(client, { query: NEW_ORDER });
   const deliver = (count: number) => publishOrderEvents(publisher, CREATED_CHANNEL, toGlobalId('User', ADMIN_LOCAL_ID), count, subscription);
   try {
+    await waitFor(async () => (await readCounter(orders.metricsUrl, 'graphql_active_subscriptions')) === 1, 'the subscription open');
     await deliver(1_000); // warms up every cache and compiled path
     const before = await settledHeapBytes();
     await deliver(5_000);
