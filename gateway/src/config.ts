@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { baseEnvSchema, loadConfig } from '@ordergraph/common';
+import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/common';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
+import { QUERY_PLANNERS } from './query-planner.js';
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const names = (fallback: string) =>
@@ -34,8 +35,13 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUBGRAPH_CATALOG_URL: z.url().optional(),
   /** Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`. */
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional(),
+  /**
+   * rust: Hive's Rust query planner (@graphql-hive/router-runtime), the default; js: the JavaScript planner of
+   * @graphql-tools/federation, kept for one release as a way back.
+   */
+  QUERY_PLANNER: z.enum(QUERY_PLANNERS).default('rust'),
   /** Shared state of every replica: persisted queries, rate-limit counters, the response cache. */
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  ...redisEnvShape,
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7),
@@ -62,6 +68,8 @@ const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
   if (config.PERSISTED_QUERIES === 'allowlist' && !config.PERSISTED_QUERIES_MANIFEST) {
     context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when PERSISTED_QUERIES=allowlist' });
   }
+  const redis = redisSettingsProblem(config);
+  if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });
 });
 
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;

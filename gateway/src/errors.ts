@@ -81,9 +81,9 @@ export function createErrorPolicy({ production }: { production: boolean }) {
       return located(error, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
     }
     const extensions = error.extensions as Record<string, unknown> & { http?: HttpExtension };
-    // A coercion failure is a GraphQL request error, like a validation failure: 200 for application/json clients
-    // (graphql-tools' executor marks it 400 for everyone).
-    if (isCoercionError(error) && extensions.http) extensions.http.spec = true;
+    // A coercion failure is a GraphQL request error, like a validation failure: 400, but 200 for application/json
+    // clients (graphql-tools' executor marks it 400 for everyone; the Rust planner's executor throws it unmarked).
+    if (isCoercionError(error)) extensions.http = { ...extensions.http, status: 400, spec: true };
     extensions['code'] = code;
     for (const name of INTERNAL_EXTENSIONS) delete extensions[name];
     // A request that is not well-formed GraphQL-over-HTTP keeps its 4xx whatever the client accepts.

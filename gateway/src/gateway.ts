@@ -3,13 +3,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, type Logger } from '@ordergraph/common';
+import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, redisTarget, type Logger } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
 import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins } from './edge.js';
+import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
@@ -44,7 +45,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   );
   Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
-  const shared = openSharedState(config.REDIS_URL, logger, production);
+  const shared = openSharedState(redisTarget(config), logger, production);
   const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
@@ -57,6 +58,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     // context and caches every request it sends, so an open subscription kept each event's entity fetches until it
     // ended (graphql-hive/gateway#1085). Entity fetches of one event are still batched, by batch-delegate.
     __experimental__batchExecution: false,
+    ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,
@@ -77,6 +79,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useIntrospectionPolicy(introspectionMode(config)),
       useErrorPolicy(publicError),
       subscriptions.plugin,
+      ...(config.QUERY_PLANNER === 'rust' ? [useResultCompletion()] : []),
       ...edge,
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.

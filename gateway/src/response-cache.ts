@@ -38,21 +38,29 @@ export function redisResponseCache(redis: Redis, logger: Logger): Cache {
             .then((json) => (json ? JSON.parse(json) : undefined))
             .catch(failed('read'))
         : undefined,
-    set(id, result, entities, ttl) {
+    // Every command names one key (or keys of one index set), so each works in a Redis Cluster, where keys of
+    // different slots cannot share a command or a transaction. The index is written before the response it indexes:
+    // a response is never stored where an invalidation could miss it.
+    async set(id, result, entities, ttl) {
       if (!(ttl > 0) || !Number.isFinite(ttl) || !isConnected(redis)) return;
-      const transaction = redis.multi().set(KEY_PREFIX + id, JSON.stringify(result), 'PX', Math.ceil(ttl));
-      for (const key of new Set(identified(entities).map(entityKey))) {
-        transaction.sadd(key, id).pexpire(key, Math.ceil(ttl), 'NX').pexpire(key, Math.ceil(ttl), 'GT');
+      const px = Math.ceil(ttl);
+      try {
+        await Promise.all(
+          [...new Set(identified(entities).map(entityKey))].map((key) =>
+            redis.multi().sadd(key, id).pexpire(key, px, 'NX').pexpire(key, px, 'GT').exec(),
+          ),
+        );
+        await redis.set(KEY_PREFIX + id, JSON.stringify(result), 'PX', px);
+      } catch (error) {
+        failed('write')(error);
       }
-      return transaction.exec().then(() => undefined, failed('write'));
     },
     async invalidate(entities) {
       if (!isConnected(redis)) return;
       try {
         const keys = [...new Set(identified(entities).map(entityKey))];
-        if (keys.length === 0) return;
         const members = await Promise.all(keys.map((key) => redis.smembers(key)));
-        await redis.del(...keys, ...members.flat().map((id) => KEY_PREFIX + id));
+        await Promise.all([...keys, ...members.flat().map((id) => KEY_PREFIX + id)].map((key) => redis.del(key)));
       } catch (error) {
         failed('invalidation')(error);
       }

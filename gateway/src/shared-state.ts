@@ -1,8 +1,8 @@
-// Where gateway replicas share state (persisted queries, rate-limit counters, the response cache): Redis when
-// REDIS_URL is set; otherwise this process's memory, a fallback for development only, announced at start (as an
+// Where gateway replicas share state (persisted queries, rate-limit counters, the response cache): Redis (one node,
+// Sentinel or Cluster) when configured; otherwise this process's memory, a fallback for development only, announced at start (as an
 // error in production, where replicas would each count and cache on their own).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { createRedis, pingRedis, type Logger, type Redis } from '@ordergraph/common';
+import { createRedis, pingRedis, type Logger, type Redis, type RedisTarget } from '@ordergraph/common';
 
 export interface SharedState {
   /** Undefined when the in-memory fallback is in use. */
@@ -20,15 +20,15 @@ const CONNECT_WAIT_MS = 5_000;
  */
 export const isConnected = (redis: Redis): boolean => redis.status === 'ready';
 
-export function openSharedState(redisUrl: string | undefined, logger: Logger, production: boolean): SharedState {
-  if (!redisUrl) {
+export function openSharedState(target: RedisTarget | undefined, logger: Logger, production: boolean): SharedState {
+  if (!target) {
     logger[production ? 'error' : 'warn'](
-      'REDIS_URL is not set: persisted queries, rate-limit counters and the response cache live in this process only ' +
+      'No Redis is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): persisted queries, rate-limit counters and the response cache live in this process only ' +
         '(development only: replicas would not share them)',
     );
     return { redis: undefined, connected: async () => {}, close: async () => {} };
   }
-  const redis = createRedis(redisUrl, logger);
+  const redis = createRedis(target, logger);
   return {
     redis,
     async connected() {

@@ -3,8 +3,8 @@
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, activeSubscriptionsGauge, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
-import { GraphQLError } from 'graphql';
+import { ErrorCode, activeSubscriptionsGauge, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
+import { GraphQLError, type ExecutionResult } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
 
@@ -55,8 +55,7 @@ export interface SubscriptionTracking {
  */
 function upstreamFailure(logger: Logger) {
   return (error: unknown) => {
-    const code = error instanceof GraphQLError ? error.extensions['code'] : undefined;
-    if (typeof code === 'string') return error;
+    if (isPublicCode((error as { extensions?: Record<string, unknown> } | undefined)?.extensions?.['code'])) return error;
     logger.warn({ err: error }, 'subscription upstream failed');
     return new GraphQLError('The service behind this subscription is unavailable; subscribe again', {
       extensions: { code: ErrorCode.SUBGRAPH_UNAVAILABLE },
@@ -109,6 +108,13 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
           };
           const overflow = { maxPending: limits.maxPendingEvents, error: tooSlow, onOverflow };
           setResult(trackSubscription(result, gauge, { onEnd, mapError, overflow, ...tokenDeadline(request) }));
+          // The Rust planner's executor reports an upstream that failed mid-stream as an event's error, not a throw.
+          return {
+            onNext({ result: event, setResult: setEvent }) {
+              const errors = (event as ExecutionResult).errors;
+              if (errors?.some((error) => !isPublicCode(error.extensions?.['code']))) setEvent({ ...(event as ExecutionResult), errors: errors.map(mapError) });
+            },
+          };
         },
       }),
     },

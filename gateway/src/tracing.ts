@@ -1,15 +1,27 @@
 // Apollo tracing (DESIGN section 5): `X-Ordergraph-Tracing: 1` (or the older `X-Apollo-Tracing: 1`) adds
-// extensions.tracing in the Apollo tracing format: every resolver the gateway ran, and every subgraph fetch as an entry
+// extensions.tracing in the Apollo tracing format: every field of the result, and every subgraph fetch as an entry
 // with parentType "Subgraph", fieldName the subgraph's name, returnType the fetch's root field ("_entities" for an
 // entity fetch) and path the field that needed it. Times are nanoseconds from the start of execution. Honoured for
 // everyone outside production, for ADMIN only in production.
 //
-// Written here on @envelop/on-resolve rather than taken from @envelop/apollo-tracing, which traces every request (no
-// per-request switch, no role check), cannot see subgraph fetches and depends on the deprecated apollo-tracing package.
-import { useOnResolve } from '@envelop/on-resolve';
+// Written here rather than taken from @envelop/apollo-tracing, which traces every request (no per-request switch, no
+// role check), cannot see subgraph fetches and times graphql-js resolvers, which a query planner does not run: the
+// gateway fetches whole subtrees, so each field is timed as the fetch that brought it. Nothing here runs for a request
+// that does not ask for a trace.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { useQueryPlan } from '@graphql-hive/router-runtime';
 import type { Viewer } from '@ordergraph/common';
-import { Kind, responsePathAsArray, type GraphQLResolveInfo, type OperationDefinitionNode } from 'graphql';
+import {
+  Kind,
+  parse,
+  print,
+  responsePathAsArray,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLResolveInfo,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { completeResult, type ExecutedOperation } from './query-planner.js';
 
 const TRACING_HEADERS = ['x-ordergraph-tracing', 'x-apollo-tracing'];
 
@@ -25,80 +37,157 @@ export interface ResolverTrace {
   duration: number;
 }
 
+interface Fetch {
+  subgraph: string;
+  document: DocumentNode;
+  /** The field that needed it, when the planner says (the JavaScript planner does); else found in the query plan. */
+  path: (string | number)[] | undefined;
+  startOffset: number;
+  duration: number;
+}
+
 interface Trace {
   startTime: Date;
   start: bigint;
-  resolvers: ResolverTrace[];
+  fetches: Fetch[];
 }
 
-/** Traces by execution context: resolvers and subgraph fetches both see the context of the request they serve. */
+/** Traces by execution context: the execution and its subgraph fetches both see the context of the request. */
 const traces = new WeakMap<object, Trace>();
 
 const sinceStart = (trace: Trace) => Number(process.hrtime.bigint() - trace.start);
-const pathOf = (info: GraphQLResolveInfo | undefined) => (info ? responsePathAsArray(info.path) : []);
 
-/** Starts timing an entry; the returned function records it. */
-function timeEntry(trace: Trace, entry: Omit<ResolverTrace, 'startOffset' | 'duration'>): () => void {
-  const startOffset = sinceStart(trace);
-  return () => trace.resolvers.push({ ...entry, startOffset, duration: sinceStart(trace) - startOffset });
+function rootFieldOf(document: DocumentNode): string {
+  const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+  const first = operation?.selectionSet.selections[0];
+  return first?.kind === Kind.FIELD ? (first.alias ?? first.name).value : (operation?.operation ?? 'query');
 }
 
-function rootFieldOf(operation: OperationDefinitionNode | undefined): string {
-  const first = operation?.selectionSet.selections[0];
-  return first?.kind === Kind.FIELD ? first.name.value : (operation?.operation ?? 'query');
+/** A Flatten node's path in the Rust planner's plan: `{ Field: name }` entries and '@' for every list item. */
+type PlanPath = (string | { Field: string })[];
+interface PlanNode {
+  kind: string;
+  operation?: string;
+  path?: PlanPath;
+  node?: PlanNode;
+  nodes?: PlanNode[];
+  [child: string]: unknown;
+}
+
+/** The flatten path of every fetch of a query plan, by its printed operation. */
+function fetchPaths(plan: PlanNode | undefined, at: string[] = [], paths = new Map<string, string[]>()): Map<string, string[]> {
+  if (!plan || typeof plan !== 'object') return paths;
+  if (plan.kind === 'Fetch' && plan.operation) paths.set(print(parse(plan.operation)), at);
+  const here = plan.kind === 'Flatten' && plan.path ? plan.path.map((segment) => (typeof segment === 'string' ? segment : segment.Field)) : at;
+  for (const child of Object.values(plan)) {
+    if (Array.isArray(child)) for (const node of child) fetchPaths(node as PlanNode, here, paths);
+    else if (child && typeof child === 'object') fetchPaths(child as PlanNode, here, paths);
+  }
+  return paths;
+}
+
+/** The Rust planner's plan for this execution, read the way its own useQueryPlan plugin reads it. */
+function queryPlanOf(context: unknown, args: unknown): PlanNode | undefined {
+  let plan: PlanNode | undefined;
+  const hooks = useQueryPlan({ onQueryPlan: (queryPlan) => (plan = queryPlan as unknown as PlanNode) }) as {
+    onExecute(payload: unknown): { onExecuteDone(payload: unknown): void };
+  };
+  hooks.onExecute({ context, args }).onExecuteDone({ result: {}, setResult: () => {} });
+  return plan;
+}
+
+/** '@' in a fetch's path stands for any list index. */
+const covers = (fetchPath: (string | number)[], path: (string | number)[]) =>
+  fetchPath.length <= path.length && fetchPath.every((segment, index) => (segment === '@' ? typeof path[index] === 'number' : segment === path[index]));
+
+/**
+ * The fetch that brought a field: the deepest whose path covers the field's, preferring, among equally deep ones,
+ * the fetch that selects the field (the entity's key is selected by both sides of a join).
+ */
+function fetchOf(fetches: { path: (string | number)[]; printed: string; fetch: Fetch }[], path: (string | number)[], fieldName: string) {
+  const selects = new RegExp(`\\b${fieldName}\\b`);
+  let best: (typeof fetches)[number] | undefined;
+  for (const candidate of fetches) {
+    if (!covers(candidate.path, path)) continue;
+    const deeper = !best || candidate.path.length > best.path.length;
+    const sameDepthButSelects = best && candidate.path.length === best.path.length && !selects.test(best.printed) && selects.test(candidate.printed);
+    if (deeper || sameDepthButSelects) best = candidate;
+  }
+  return best?.fetch;
+}
+
+function buildTrace(trace: Trace, operation: ExecutedOperation, result: ExecutionResult, plan: PlanNode | undefined) {
+  const planned = fetchPaths(plan?.['node'] as PlanNode | undefined);
+  const fetches = trace.fetches.map((fetch) => {
+    const printed = print(fetch.document);
+    const root = rootFieldOf(fetch.document);
+    // A root fetch's plan path is empty: the field that needed it is its root field.
+    const known = fetch.path ?? planned.get(printed) ?? [];
+    const path = known.length > 0 ? known : [root];
+    return { path, printed, fetch: { ...fetch, path } };
+  });
+  const resolvers: ResolverTrace[] = [];
+  const completed = completeResult(operation, result, (info: GraphQLResolveInfo) => {
+    const path = responsePathAsArray(info.path);
+    const fetch = fetchOf(fetches, path, info.fieldName);
+    resolvers.push({
+      path,
+      parentType: info.parentType.name,
+      fieldName: info.fieldName,
+      returnType: String(info.returnType),
+      startOffset: fetch?.startOffset ?? 0,
+      duration: fetch?.duration ?? 0,
+    });
+  });
+  for (const { fetch } of fetches) {
+    resolvers.push({
+      path: fetch.path!,
+      parentType: 'Subgraph',
+      fieldName: fetch.subgraph,
+      returnType: rootFieldOf(fetch.document),
+      startOffset: fetch.startOffset,
+      duration: fetch.duration,
+    });
+  }
+  const tracing = {
+    version: 1,
+    startTime: trace.startTime.toISOString(),
+    endTime: new Date().toISOString(),
+    duration: sinceStart(trace),
+    execution: { resolvers },
+  };
+  return { ...completed, extensions: { ...result.extensions, tracing } };
 }
 
 export function useTracing({ production }: { production: boolean }): GatewayPlugin {
   return {
-    onPluginInit({ addPlugin }) {
-      addPlugin(
-        useOnResolve(
-          ({ info, context }) => {
-            const trace = traces.get(context);
-            if (!trace) return;
-            const record = timeEntry(trace, {
-              path: pathOf(info),
-              parentType: info.parentType.name,
-              fieldName: info.fieldName,
-              returnType: String(info.returnType),
-            });
-            return () => record();
-          },
-          { skipIntrospection: false },
-        ),
-      );
-    },
     onExecute({ args }) {
       const context = args.contextValue as { request?: Request; viewer?: Viewer };
       if (!context.request || !wantsTracing(context.request)) return;
       if (production && context.viewer?.role !== 'ADMIN') return;
-      const trace: Trace = { startTime: new Date(), start: process.hrtime.bigint(), resolvers: [] };
+      const trace: Trace = { startTime: new Date(), start: process.hrtime.bigint(), fetches: [] };
       traces.set(args.contextValue, trace);
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
-          const tracing = {
-            version: 1,
-            startTime: trace.startTime.toISOString(),
-            endTime: new Date().toISOString(),
-            duration: sinceStart(trace),
-            execution: { resolvers: trace.resolvers },
-          };
-          setResult({ ...result, extensions: { ...result.extensions, tracing } });
+          setResult(buildTrace(trace, args, result, queryPlanOf(args.contextValue, args)));
         },
       };
     },
     onSubgraphExecute({ subgraphName, executionRequest }) {
       const trace = executionRequest.context ? traces.get(executionRequest.context) : undefined;
       if (!trace) return;
-      const operation = executionRequest.document.definitions.find((definition) => definition.kind === Kind.OPERATION_DEFINITION);
-      const record = timeEntry(trace, {
-        path: pathOf(executionRequest.info),
-        parentType: 'Subgraph',
-        fieldName: subgraphName,
-        returnType: rootFieldOf(operation),
-      });
-      return () => record();
+      const fetch: Fetch = {
+        subgraph: subgraphName,
+        document: executionRequest.document,
+        path: executionRequest.info ? responsePathAsArray(executionRequest.info.path) : undefined,
+        startOffset: sinceStart(trace),
+        duration: 0,
+      };
+      trace.fetches.push(fetch);
+      return () => {
+        fetch.duration = sinceStart(trace) - fetch.startOffset;
+      };
     },
   };
 }

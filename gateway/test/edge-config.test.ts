@@ -88,7 +88,7 @@ describe('without REDIS_URL', () => {
       const state = openSharedState(undefined, logger, production);
       expect(state.redis).toBeUndefined();
       await state.close();
-      expect(lines).toEqual([expect.objectContaining({ level, msg: expect.stringMatching(/REDIS_URL is not set.*this process only/) })]);
+      expect(lines).toEqual([expect.objectContaining({ level, msg: expect.stringMatching(/No Redis is configured.*this process only/) })]);
     }
   });
 });

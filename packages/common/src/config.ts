@@ -18,6 +18,15 @@ export const baseEnvSchema = z.object({
   JWT_JWKS_URL: z.url().optional(),
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
+  // OpenTelemetry's standard variables (telemetry.ts); no endpoint, no tracing.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  OTEL_SERVICE_NAME: z.string().optional(),
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .optional(),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
 });
 
 /** Settings of a subgraph: its datastore and whether to seed it. */
@@ -26,6 +35,10 @@ export function subgraphEnvSchema(defaults: { port: number; database: string }) 
     PORT: z.coerce.number().int().min(0).max(65535).default(defaults.port),
     MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional(),
     MONGO_DB: z.string().default(defaults.database),
+    /** Connections one process keeps to MongoDB at most. */
+    MONGO_MAX_POOL_SIZE: z.coerce.number().int().min(1).default(50),
+    /** Where reads go in a replica set; writes always wait for a majority and are retried once. */
+    MONGO_READ_PREFERENCE: z.enum(['primary', 'primaryPreferred', 'secondary', 'secondaryPreferred', 'nearest']).default('primary'),
     SEED: flag,
   });
 }

@@ -1,23 +1,117 @@
 // Redis connections for state that replicas share (persisted queries, rate-limit counters, response cache) and for
-// events. One factory, so every process connects, retries and reports the same way.
-import { Redis, type RedisOptions } from 'ioredis';
+// events. One factory, so every process connects, retries and reports the same way, to one node, a Sentinel-watched
+// primary or a Cluster.
+import { Cluster, Redis as RedisNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { z } from 'zod';
 import type { Logger } from './logger.js';
 
-export type { Redis };
+/** A connection to one node (or a Sentinel-watched primary) or to a Cluster: the commands we use are common to both. */
+export type Redis = RedisNode | Cluster;
+
+const hostList = z
+  .string()
+  .regex(/^[^\s:,]+:\d+(,[^\s:,]+:\d+)*$/, 'must be host:port[,host:port...]')
+  .optional();
+
+/** Where Redis is: the settings of every process that uses it. At most one of URL, Sentinel and Cluster is set. */
+export const redisEnvShape = {
+  /** One Redis node. */
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  /** Redis Sentinel: the sentinels to ask where the primary named REDIS_SENTINEL_MASTER is. */
+  REDIS_SENTINELS: hostList,
+  REDIS_SENTINEL_MASTER: z.string().optional(),
+  /** Redis Cluster: some of its nodes; the others are discovered. */
+  REDIS_CLUSTER_NODES: hostList,
+  /** Password of the Redis nodes with Sentinel or Cluster (a URL carries its own). */
+  REDIS_PASSWORD: z.string().optional(),
+  /** TLS to the Redis nodes with Sentinel or Cluster (a URL says rediss://). */
+  REDIS_TLS: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((value) => value === 'true'),
+};
+
+type RedisEnv = z.output<z.ZodObject<typeof redisEnvShape>>;
+
+export type RedisTarget =
+  | { mode: 'node'; url: string }
+  | { mode: 'sentinel'; sentinels: HostPort[]; master: string; password?: string | undefined; tls: boolean }
+  | { mode: 'cluster'; nodes: HostPort[]; password?: string | undefined; tls: boolean };
+
+interface HostPort {
+  host: string;
+  port: number;
+}
+
+const hosts = (list: string) =>
+  list.split(',').map((entry) => {
+    const at = entry.lastIndexOf(':');
+    return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
+  });
+
+/** The problem with a configuration's Redis settings, if any (for the config schemas' superRefine). */
+export function redisSettingsProblem(env: RedisEnv): { path: string; message: string } | undefined {
+  const set = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter((name) => env[name]);
+  if (set.length > 1) return { path: set[1]!, message: `set only one of ${set.join(', ')}` };
+  if (env.REDIS_SENTINELS && !env.REDIS_SENTINEL_MASTER) return { path: 'REDIS_SENTINEL_MASTER', message: 'must be set with REDIS_SENTINELS' };
+  return undefined;
+}
+
+/** Where the configuration says Redis is; undefined when it names none. */
+export function redisTarget(env: RedisEnv): RedisTarget | undefined {
+  const shared = { password: env.REDIS_PASSWORD, tls: env.REDIS_TLS };
+  if (env.REDIS_URL) return { mode: 'node', url: env.REDIS_URL };
+  if (env.REDIS_SENTINELS) return { mode: 'sentinel', sentinels: hosts(env.REDIS_SENTINELS), master: env.REDIS_SENTINEL_MASTER!, ...shared };
+  if (env.REDIS_CLUSTER_NODES) return { mode: 'cluster', nodes: hosts(env.REDIS_CLUSTER_NODES), ...shared };
+  return undefined;
+}
+
+/** Options of a connection: commands, retries and timeouts (the same on every node of a Cluster). */
+export type ConnectionOptions = Pick<RedisOptions, 'enableOfflineQueue' | 'maxRetriesPerRequest' | 'commandTimeout'>;
 
 /**
- * Connects to REDIS_URL. Commands issued while Redis is down wait in the offline queue for up to
- * `commandTimeoutMs` and then fail, so a request never hangs on an outage; the client reconnects forever with
- * capped backoff.
+ * Connects to `target` (a URL is one node). Commands issued while Redis is down wait in the offline queue for up to
+ * `commandTimeout` and then fail, so a request never hangs on an outage; the client reconnects forever with capped
+ * backoff. After a Sentinel failover the client follows the new primary (and reconnects when a demoted one answers
+ * READONLY); a Cluster client follows slot moves.
  */
-export function createRedis(url: string, logger: Logger, options: RedisOptions = {}): Redis {
-  const redis = new Redis(url, {
+export function createRedis(target: RedisTarget | string, logger: Logger, options: ConnectionOptions = {}): Redis {
+  const resolved: RedisTarget = typeof target === 'string' ? { mode: 'node', url: target } : target;
+  const connection: RedisOptions = {
     lazyConnect: false,
     maxRetriesPerRequest: 2,
     commandTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
     ...options,
+  };
+  const secured = (tls: boolean, password: string | undefined): RedisOptions => ({
+    ...(password ? { password } : {}),
+    ...(tls ? { tls: {} } : {}),
   });
+  let redis: Redis;
+  if (resolved.mode === 'node') {
+    redis = new RedisNode(resolved.url, connection);
+  } else if (resolved.mode === 'sentinel') {
+    redis = new RedisNode({
+      ...connection,
+      ...secured(resolved.tls, resolved.password),
+      sentinels: resolved.sentinels,
+      name: resolved.master,
+      // Listens for the sentinels' +switch-master, so a failover is followed at once rather than on the next error.
+      failoverDetector: true,
+      sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+      ...(resolved.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+    });
+  } else {
+    const clusterOptions: ClusterOptions = {
+      redisOptions: { ...connection, ...secured(resolved.tls, resolved.password) },
+      enableOfflineQueue: connection.enableOfflineQueue ?? true,
+      clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+      ...(connection.maxRetriesPerRequest === null ? {} : { maxRedirections: 16 }),
+    };
+    redis = new Cluster(resolved.nodes, clusterOptions);
+  }
   let healthy = true;
   redis.on('error', (error: Error) => {
     if (healthy) logger.warn({ err: error }, 'redis connection error');

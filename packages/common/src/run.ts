@@ -4,6 +4,9 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
+/** How long a stopping process may take before it exits regardless. */
+export const SHUTDOWN_DEADLINE_MS = 15_000;
+
 /**
  * The body of every process's index.ts: starts the service, stops it gracefully on SIGTERM/SIGINT, and exits
  * non-zero (with a logged reason) when start-up fails.
@@ -18,7 +21,7 @@ export function runProcess(logger: Logger, start: () => Promise<Stoppable>): voi
     const forced = setTimeout(() => {
       logger.error('shutdown timed out');
       process.exit(1);
-    }, 15_000);
+    }, SHUTDOWN_DEADLINE_MS);
     forced.unref();
     try {
       await service?.stop();

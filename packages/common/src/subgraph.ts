@@ -62,7 +62,13 @@ export async function openSubgraphResources(
 ): Promise<SubgraphResources> {
   const registry = createMetricsRegistry(name);
   const db = instrumentDatabase(
-    database ?? (await openDatabase({ mongoUrl: config.MONGO_URL, database: config.MONGO_DB })),
+    database ??
+      (await openDatabase({
+        mongoUrl: config.MONGO_URL,
+        database: config.MONGO_DB,
+        maxPoolSize: config.MONGO_MAX_POOL_SIZE,
+        readPreference: config.MONGO_READ_PREFERENCE,
+      })),
     datastoreOperationsCounter(registry),
   );
   logger.info({ backend: db.backend }, 'datastore opened');

@@ -119,6 +119,23 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     expect(await items.count({ sku: { $in: ['SKU-1', 'SKU-100'] } })).toBe(2);
   });
 
+  it('answers lookups by _id and by an indexed field exactly as a scan would, through every change', async () => {
+    const ids = (docs: Item[]) => docs.map((doc) => doc._id);
+    const byId = await items.find({ _id: { $in: ['item-002', 'nope', 'item-001'] } }, { sort: { _id: 1 } });
+    expect(ids(byId)).toEqual(['item-001', 'item-002']);
+    expect(await items.find({ _id: 'item-001', rank: 2 }, { sort: { _id: 1 } })).toEqual([]);
+    // A document moves between index entries when its indexed field changes.
+    await items.findOneAndUpdate({ _id: 'item-001' }, { $set: { rank: 2 } });
+    expect(ids(await items.find({ rank: 2 }, { sort: { _id: 1 } }))).toEqual(['item-001', 'item-002', 'item-005']);
+    expect(ids(await items.find({ rank: 1 }, { sort: { _id: 1 } }))).toEqual(['item-004']);
+    // An array matches each of its elements; a missing field matches null; other conditions still apply.
+    await items.insertMany([item(7, { rank: [1, 5] as unknown as number }), item(8, { rank: undefined as unknown as number })]);
+    expect(ids(await items.find({ rank: 1 }, { sort: { _id: 1 } }))).toEqual(['item-004', 'item-007']);
+    expect(ids(await items.find({ rank: { $in: [5, 0] }, tags: 'odd' }, { sort: { _id: 1 } }))).toEqual(['item-003', 'item-007']);
+    expect(ids(await items.find({ rank: null }, { sort: { _id: 1 } }))).toEqual(['item-008']);
+    expect(await items.count({ rank: { $in: [0, 1, 2] } })).toBe(7);
+  });
+
   it('unsets fields', async () => {
     await items.findOneAndUpdate({ _id: 'item-005' }, { $unset: { tags: '' } });
     expect(await items.findOne({ _id: 'item-005' })).not.toHaveProperty('tags');

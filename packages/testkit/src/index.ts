@@ -4,3 +4,4 @@ export * from './http.js';
 export * from './identity-provider.js';
 export * from './redis.js';
 export * from './subscriptions.js';
+export * from './redis-topologies.js';

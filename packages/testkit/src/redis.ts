@@ -17,7 +17,7 @@ export interface TestRedis {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -28,7 +28,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function waitForPing(url: string, deadlineMs = 10_000): Promise<void> {
+export async function waitForPing(url: string, deadlineMs = 10_000): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -1,13 +1,18 @@
 import { z } from 'zod';
-import { loadConfig, subgraphEnvSchema } from '@ordergraph/common';
+import { loadConfig, redisEnvShape, redisSettingsProblem, subgraphEnvSchema } from '@ordergraph/common';
 
 export const ordersEnvSchema = subgraphEnvSchema({ port: 4002, database: 'ordergraph_orders' }).extend({
   /** The catalog subgraph, asked for current prices when orders are placed or their items change. */
   CATALOG_URL: z.url().default('http://127.0.0.1:4003/graphql'),
   /** Carries order events to the subscribers of every replica; unset: this process only (development). */
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  ...redisEnvShape,
 });
 
 export type OrdersConfig = z.output<typeof ordersEnvSchema>;
 
-export const loadOrdersConfig = (env: NodeJS.ProcessEnv = process.env): OrdersConfig => loadConfig(ordersEnvSchema, env);
+const ordersConfigSchema = ordersEnvSchema.superRefine((config, context) => {
+  const redis = redisSettingsProblem(config);
+  if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });
+});
+
+export const loadOrdersConfig = (env: NodeJS.ProcessEnv = process.env): OrdersConfig => loadConfig(ordersConfigSchema, env);

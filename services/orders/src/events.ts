@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { Repeater, SlidingBuffer } from '@repeaterjs/repeater';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { Counter, type Registry } from 'prom-client';
-import { createRedis, pingRedis, type Logger, type Redis } from '@ordergraph/common';
+import { createRedis, pingRedis, type Logger, type Redis, type RedisTarget } from '@ordergraph/common';
 import type { OrderDoc } from './store/orders.js';
 
 /** What order writes publish, once the write has committed. Never throws and never makes the writer wait. */
@@ -75,9 +75,12 @@ function parseOrder(message: string): OrderDoc {
 
 /**
  * Events through Redis pub/sub, with @graphql-yoga/redis-event-target counting listeners per channel. Hive Gateway's
- * RedisPubSub (@graphql-hive/pubsub 2.2.1) does not: it unsubscribes a channel when any one listener stops.
+ * RedisPubSub (@graphql-hive/pubsub 2.2.1) does not: it unsubscribes a channel when any one listener stops. In a Redis
+ * Cluster, classic PUBLISH reaches subscribers on every node (the cluster bus forwards it), so replicas subscribed
+ * through different nodes all get each event; sharded pub/sub would confine a channel to one shard, which per-order
+ * channels do not need at our volume.
  */
-export function redisOrderEvents(url: string, logger: Logger, registry: Registry): OrderEvents {
+export function redisOrderEvents(redis: RedisTarget, logger: Logger, registry: Registry): OrderEvents {
   const published = new Counter({
     name: 'order_events_published_total',
     help: 'Order events handed to Redis (ok) or dropped because Redis was unreachable (failed)',
@@ -86,9 +89,9 @@ export function redisOrderEvents(url: string, logger: Logger, registry: Registry
   });
   // Publishing fails at once while Redis is down instead of queueing: the event is lost either way (at most once),
   // and a queue would deliver stale events after the outage, behind newer ones.
-  const publisher = createRedis(url, logger, { enableOfflineQueue: false });
+  const publisher = createRedis(redis, logger, { enableOfflineQueue: false });
   // The subscriber waits out outages: its channels are subscribed again when it reconnects.
-  const subscriber = createRedis(url, logger, { maxRetriesPerRequest: null, commandTimeout: undefined });
+  const subscriber = createRedis(redis, logger, { maxRetriesPerRequest: null, commandTimeout: undefined });
   const failed = (what: string, channel: string) => (error: unknown) =>
     logger.warn({ err: error, channel }, `redis ${what} failed`);
   // The event target fires its Redis commands without awaiting them; these settle every one, so an outage is

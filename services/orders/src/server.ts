@@ -4,6 +4,7 @@ import {
   createLogger,
   createSubgraphService,
   openSubgraphResources,
+  redisTarget,
   type DocumentDatabase,
   type Logger,
   type SubgraphService,
@@ -35,8 +36,9 @@ export async function createOrdersService(
   const resources = await openSubgraphResources('orders', config, logger, deps.database);
   const store = await OrderStore.open(resources.db);
   if (config.SEED) logger.info({ orders: await seedOrders(store) }, 'seeded');
-  if (!config.REDIS_URL) logger.warn('REDIS_URL is not set: order events reach this process only (development only)');
-  const events = config.REDIS_URL ? redisOrderEvents(config.REDIS_URL, logger, resources.registry) : inProcessOrderEvents();
+  const redis = redisTarget(config);
+  if (!redis) logger.warn('No Redis is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): order events reach this process only (development only)');
+  const events = redis ? redisOrderEvents(redis, logger, resources.registry) : inProcessOrderEvents();
   const orders = createOrderCommands(store, createCatalogClient(config.CATALOG_URL, logger), events);
   return createSubgraphService({
     name: 'orders',

@@ -8,20 +8,94 @@ const clone = <T>(value: T): T => structuredClone(value);
 const indexKey = (spec: IndexSpec, doc: Doc): string =>
   JSON.stringify(Object.keys(spec.key).map((field) => doc[field] ?? null));
 
+type Scalar = string | number | boolean;
+const isScalar = (value: unknown): value is Scalar => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+
+/**
+ * The values a top-level filter condition on one field accepts, when the condition is a plain equality or an `$in`
+ * of plain values; undefined for any other condition (an operator, a date, a nested document), which an index here
+ * does not narrow.
+ */
+function acceptedValues(condition: unknown): Scalar[] | undefined {
+  if (isScalar(condition)) return [condition];
+  if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return undefined;
+  const operators = Object.keys(condition);
+  const values = (condition as { $in?: unknown }).$in;
+  return operators.length === 1 && Array.isArray(values) && values.every(isScalar) ? values : undefined;
+}
+
+/**
+ * A secondary index on the first field of an index spec: documents by that field's value. A document whose value is
+ * not a plain value (an array matches each of its elements in MongoDB, a document its equal) sits among the
+ * `unindexed`, which every lookup through the index includes, so the candidates are always a superset of the matches.
+ */
+class FieldIndex {
+  private readonly byValue = new Map<Scalar, Set<string>>();
+  private readonly unindexed = new Set<string>();
+
+  constructor(readonly field: string) {}
+
+  add(doc: Doc): void {
+    const value = doc[this.field];
+    if (!isScalar(value)) {
+      this.unindexed.add(doc._id);
+      return;
+    }
+    let ids = this.byValue.get(value);
+    if (!ids) this.byValue.set(value, (ids = new Set()));
+    ids.add(doc._id);
+  }
+
+  remove(doc: Doc): void {
+    const value = doc[this.field];
+    if (!isScalar(value)) {
+      this.unindexed.delete(doc._id);
+      return;
+    }
+    const ids = this.byValue.get(value);
+    ids?.delete(doc._id);
+    if (ids?.size === 0) this.byValue.delete(value);
+  }
+
+  ids(values: Scalar[]): Set<string> {
+    const ids = new Set(this.unindexed);
+    for (const value of values) for (const id of this.byValue.get(value) ?? []) ids.add(id);
+    return ids;
+  }
+}
+
 class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   private readonly docs = new Map<string, T>();
   /** Per unique index: the indexed values of each document -> its _id. */
   private readonly uniqueIndexes: { spec: IndexSpec; owners: Map<string, string> }[];
+  /** Per index spec whose first field is not _id (the documents map is the _id index). */
+  private readonly fieldIndexes: FieldIndex[];
 
   constructor(
     readonly name: string,
     indexes: IndexSpec[],
   ) {
     this.uniqueIndexes = indexes.filter((index) => index.unique).map((spec) => ({ spec, owners: new Map() }));
+    const firstFields = new Set(indexes.map((index) => Object.keys(index.key)[0]!).filter((field) => field !== '_id'));
+    this.fieldIndexes = [...firstFields].map((field) => new FieldIndex(field));
+  }
+
+  /**
+   * The documents a filter may match, as MongoDB's planner would pick them: by _id, else by an indexed field's
+   * equality or `$in`, else all of them. mingo then evaluates the whole filter on these, so the answer is the same.
+   */
+  private candidates(filter: Filter): T[] {
+    const ids = acceptedValues(filter['_id']);
+    if (ids) return ids.flatMap((id) => (typeof id === 'string' && this.docs.has(id) ? [this.docs.get(id)!] : []));
+    for (const index of this.fieldIndexes) {
+      const values = acceptedValues(filter[index.field]);
+      if (values) return [...index.ids(values)].map((id) => this.docs.get(id)!);
+    }
+    return [...this.docs.values()];
   }
 
   async find(filter: Filter, options: FindOptions): Promise<T[]> {
-    let cursor = find([...this.docs.values()], filter).sort(options.sort);
+    let cursor = find(this.candidates(filter), filter).sort(options.sort);
     if (options.skip) cursor = cursor.skip(options.skip);
     if (options.limit) cursor = cursor.limit(options.limit);
     return cursor.all().map((doc) => clone(doc as T));
@@ -33,7 +107,8 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   }
 
   async count(filter: Filter): Promise<number> {
-    return find([...this.docs.values()], filter).all().length;
+    if (Object.keys(filter).length === 0) return this.docs.size;
+    return find(this.candidates(filter), filter).all().length;
   }
 
   async insertOne(doc: T): Promise<void> {
@@ -49,7 +124,7 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   }
 
   async findOneAndUpdate(filter: Filter, update: Update): Promise<T | null> {
-    const [current] = find([...this.docs.values()], filter).sort({ _id: 1 }).limit(1).all() as T[];
+    const [current] = find(this.candidates(filter), filter).sort({ _id: 1 }).limit(1).all() as T[];
     if (!current) return null;
     const next = clone(current);
     applyUpdate(next, update);
@@ -68,6 +143,10 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
       if (previous) owners.delete(indexKey(spec, previous));
       owners.set(keys[i]!, next._id);
     });
+    for (const index of this.fieldIndexes) {
+      if (previous) index.remove(previous);
+      index.add(next);
+    }
     this.docs.set(next._id, next);
   }
 }

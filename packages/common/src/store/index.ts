@@ -1,11 +1,11 @@
 import type { Counter } from 'prom-client';
 import { EmbeddedDatabase } from './embedded.js';
-import { MongoDatabase } from './mongo.js';
+import { MongoDatabase, type MongoSettings } from './mongo.js';
 import type { Doc, DocumentCollection, DocumentDatabase, IndexSpec } from './types.js';
 
 export * from './types.js';
 export { EmbeddedDatabase } from './embedded.js';
-export { MongoDatabase } from './mongo.js';
+export { MongoDatabase, type MongoSettings } from './mongo.js';
 
 /**
  * One query for a batch of ids (a DataLoader's batch): the documents in key order, null for a missing id, as a
@@ -18,8 +18,8 @@ export async function findByIdsInKeyOrder<T extends Doc>(collection: DocumentCol
 }
 
 /** MongoDB when a URL is given, otherwise the embedded store. */
-export async function openDatabase(options: { mongoUrl?: string | undefined; database: string }): Promise<DocumentDatabase> {
-  return options.mongoUrl ? MongoDatabase.connect(options.mongoUrl, options.database) : new EmbeddedDatabase();
+export async function openDatabase(options: { mongoUrl?: string | undefined; database: string } & MongoSettings): Promise<DocumentDatabase> {
+  return options.mongoUrl ? MongoDatabase.connect(options.mongoUrl, options.database, options) : new EmbeddedDatabase();
 }
 
 /** Counts every collection operation, so metrics (and tests) can see how many store calls a request costs. */

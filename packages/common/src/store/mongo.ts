@@ -1,5 +1,5 @@
 // The production backend: the official MongoDB driver, indexes created at start, bounded waits.
-import { MongoClient, MongoServerError, type Collection, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type Db, type ReadPreferenceMode } from 'mongodb';
 import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type Update } from './types.js';
 
 /** Server-side time limit of one query; a slow query fails instead of holding a request open. */
@@ -11,6 +11,11 @@ function translate(collection: string, error: unknown): unknown {
     return new DuplicateKeyError(collection, index);
   }
   return error;
+}
+
+export interface MongoSettings {
+  maxPoolSize?: number;
+  readPreference?: ReadPreferenceMode;
 }
 
 class MongoCollection<T extends Doc> implements DocumentCollection<T> {
@@ -73,11 +78,17 @@ export class MongoDatabase implements DocumentDatabase {
     private readonly db: Db,
   ) {}
 
-  static async connect(url: string, database: string): Promise<MongoDatabase> {
+  static async connect(url: string, database: string, settings: MongoSettings = {}): Promise<MongoDatabase> {
     const client = new MongoClient(url, {
-      maxPoolSize: 50,
+      maxPoolSize: settings.maxPoolSize ?? 50,
       waitQueueTimeoutMS: 2_000,
       serverSelectionTimeoutMS: 5_000,
+      // Replica-set durability: a write is acknowledged once a majority has it (journaled), so a failover never
+      // rolls it back, and a write cut by a primary election is retried once on the new primary.
+      writeConcern: { w: 'majority', journal: true },
+      retryWrites: true,
+      retryReads: true,
+      readPreference: settings.readPreference ?? 'primary',
       // Dates round-trip as Date, strings stay strings; _id is always our own string id.
       ignoreUndefined: true,
     });

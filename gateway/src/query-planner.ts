@@ -1,0 +1,106 @@
+// The query planner the gateway executes on, and what the Rust planner's executor leaves for us to do. `rust`
+// (the default) is Hive's Rust planner (@graphql-hive/router-runtime); `js` is the JavaScript planner of
+// @graphql-tools/federation, kept for one release as a way back (QUERY_PLANNER=js).
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { unifiedGraphHandler } from '@graphql-hive/router-runtime';
+import {
+  GraphQLError,
+  execute,
+  isObjectType,
+  responsePathAsArray,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLFieldResolver,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type GraphQLTypeResolver,
+} from 'graphql';
+
+export const QUERY_PLANNERS = ['rust', 'js'] as const;
+export type QueryPlanner = (typeof QUERY_PLANNERS)[number];
+
+/** The runtime option that selects the planner (none: the runtime's own JavaScript planner). */
+export const plannerOptions = (planner: QueryPlanner) => (planner === 'rust' ? { unifiedGraphHandler } : {});
+
+/** What re-reading a result needs of the operation that produced it. */
+export interface ExecutedOperation {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null | undefined;
+  variableValues?: Record<string, unknown> | null | undefined;
+}
+
+/** A field of a result, in the order graphql-js completes them. */
+export type FieldVisitor = (info: GraphQLResolveInfo) => void;
+
+const pathKey = (info: GraphQLResolveInfo) => responsePathAsArray(info.path).join('.');
+
+/**
+ * An abstract type resolves to the result's `__typename` when it was selected; otherwise to the first possible type
+ * whose fields hold every key of the value (the planner has already applied the fragments' type conditions).
+ */
+const typeResolver: GraphQLTypeResolver<unknown, unknown> = (value, _context, info, abstractType) => {
+  const object = value as Record<string, unknown>;
+  if (typeof object['__typename'] === 'string') return object['__typename'];
+  const keys = Object.keys(object);
+  const possible = info.schema.getPossibleTypes(abstractType);
+  return (possible.find((type) => isObjectType(type) && keys.every((key) => key in type.getFields())) ?? possible[0])?.name;
+};
+
+/** Errors that came from a subgraph over WebSocket arrive as plain objects; ours are GraphQLErrors. */
+function asGraphQLError(error: unknown): unknown {
+  if (error instanceof Error || typeof error !== 'object' || error === null || typeof (error as { message?: unknown }).message !== 'string') return error;
+  const { message, path, extensions } = error as { message: string; path?: readonly (string | number)[]; extensions?: Record<string, unknown> };
+  return new GraphQLError(message, { path: path ?? null, extensions: extensions ?? {} });
+}
+
+/**
+ * Reads a result through graphql-js's own completion, with every field resolved from the result itself: a field a
+ * subgraph reported an error for is null, a non-null field left null nulls its parent, up to `data: null`, exactly as
+ * graphql-js executes. The Rust planner's executor only projects subgraph data onto the operation, so without this an
+ * unknown `node(id)` would keep the representation the first fetch returned, and a failed non-null root would leave
+ * no `data` at all. `visit` sees every field, for tracing. The errors stay the ones the subgraphs reported.
+ */
+export function completeResult(operation: ExecutedOperation, result: ExecutionResult, visit?: FieldVisitor): ExecutionResult {
+  const errors = result.errors?.map(asGraphQLError) as GraphQLError[] | undefined;
+  const failed = new Set(errors?.flatMap((error) => (error.path ? [error.path.join('.')] : [])));
+  const fieldResolver: GraphQLFieldResolver<unknown, unknown> = (source, _args, _context, info) => {
+    visit?.(info);
+    if (failed.size > 0 && failed.has(pathKey(info))) return null;
+    return (source as Record<string, unknown> | null | undefined)?.[info.path.key as string] ?? null;
+  };
+  const completed = execute({
+    schema: operation.schema,
+    document: operation.document,
+    operationName: operation.operationName,
+    variableValues: operation.variableValues,
+    rootValue: result.data ?? {},
+    fieldResolver,
+    typeResolver,
+  }) as ExecutionResult;
+  return { ...result, data: completed.data ?? null, ...(errors ? { errors } : {}) };
+}
+
+interface ExecuteArgs {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null;
+  variableValues?: Record<string, unknown> | null;
+}
+
+const isSingle = (result: unknown): result is ExecutionResult => typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
+
+/**
+ * graphql-js's completion for the results that need it: those with field errors (a result without any is complete,
+ * every subgraph having completed its own part), for queries, mutations and each event of a subscription. Errors
+ * without a path are a refusal before execution (a limit, an expired token) and keep their result as it is.
+ */
+export function useResultCompletion(): GatewayPlugin {
+  const completeOnError = (args: ExecuteArgs) => ({ result, setResult }: { result: unknown; setResult(result: ExecutionResult): void }) => {
+    if (isSingle(result) && result.errors?.some((error) => error.path)) setResult(completeResult(args, result));
+  };
+  return {
+    onExecute: ({ args }) => ({ onExecuteDone: completeOnError(args) }),
+    onSubscribe: ({ args }) => ({ onSubscribeResult: () => ({ onNext: completeOnError(args) }) }),
+  };
+}
