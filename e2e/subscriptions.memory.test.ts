@@ -42,7 +42,7 @@ afterAll(async () => {
   await redis?.close();
 });
 
-it('keeps the heap flat while thousands of events reach open WebSocket and SSE subscriptions', { timeout: 180_000 }, async () => {
+it('keeps the heap flat while thousands of events reach open WebSocket and SSE subscriptions', { timeout: 300_000 }, async () => {
   const admin = await token('ADMIN', ADMIN);
   const ws = wsClient(supergraph.url, { token: admin });
   const sse = sseClient(supergraph.url, { token: admin });
