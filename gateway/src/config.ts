@@ -20,7 +20,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000),
   /**
    * Events a subscriber may leave unread (its connection's buffers full) before it is disconnected: WebSocket with
-   * 1008, SSE by cutting the stream. Below the Repeater's 1024 pending pushes.
+   * 1008, SSE by cutting the stream. At most 1000: a Repeater queues no more than 1024 unread pushes.
    */
   SUBSCRIPTION_MAX_PENDING_EVENTS: z.coerce.number().int().min(1).max(1000).default(100),
   /** The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml. */
