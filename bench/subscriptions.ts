@@ -6,12 +6,11 @@
 // BENCH_SUBSCRIBERS (comma-separated N, default 100), BENCH_EVENTS (M, 50), BENCH_ORDER_INTERVAL_MS (200).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toGlobalId } from '@ordergraph/common';
 import { REPO_ROOT, composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
-import { graphql, readCounter, sseClient, startRedis, token, wsClient } from '@ordergraph/testkit';
+import { freePort, graphql, readCounter, sseClient, startRedis, token, wsClient } from '@ordergraph/testkit';
 import { Redis } from 'ioredis';
 
 const SUBSCRIBERS = (process.env['BENCH_SUBSCRIBERS'] ?? '100').split(',').map(Number);
@@ -19,17 +18,6 @@ const EVENTS = Number(process.env['BENCH_EVENTS'] ?? 50);
 const ORDER_INTERVAL_MS = Number(process.env['BENCH_ORDER_INTERVAL_MS'] ?? 200);
 const SUBSCRIPTION = `subscription { newOrderCreated { id updatedAt } }`;
 const CREATE = `mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id } }`;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Service {
   name: string;
