@@ -35,19 +35,21 @@ async function startReviews(version: 1 | 2, gate: Promise<void> = Promise.resolv
   let started = 0;
   const product = (id: string) => ({ id, rating: 4.5, ratingCount: 2 });
   const server = new ApolloServer({
-    schema: buildSubgraphSchema({
-      typeDefs: parse(typeDefs),
-      resolvers: {
-        Product: { __resolveReference: ({ id }: { id: string }) => product(id) },
-        Mutation: {
-          rateProduct: async (_: unknown, { id }: { id: string }) => {
-            started++;
-            await gate;
-            return product(id);
+    schema: buildSubgraphSchema([
+      {
+        typeDefs: parse(typeDefs),
+        resolvers: {
+          Product: { __resolveReference: ({ id }: { id: string }) => product(id) },
+          Mutation: {
+            rateProduct: async (_: unknown, { id }: { id: string }) => {
+              started++;
+              await gate;
+              return product(id);
+            },
           },
         },
       },
-    }),
+    ]),
     plugins: [ApolloServerPluginInlineTraceDisabled()],
   });
   const { url } = await startStandaloneServer(server, { listen: { port: 0, host: '127.0.0.1' } });

