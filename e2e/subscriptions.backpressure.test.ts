@@ -4,11 +4,10 @@
 // connection's kernel buffers within a few hundred events.
 import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { toGlobalId } from '@ordergraph/common';
 import { SLOW_SUBSCRIBER_CLOSE } from '@ordergraph/gateway';
 import { CREATED_CHANNEL } from '@ordergraph/orders';
-import { countResults, publishOrderEvents, readCounter, startRedis, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
+import { countResults, publishOrderEvents, readCounter, redisClient, startRedis, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
 import type { WebSocket } from 'ws';
 import { startSupergraph, type Supergraph } from './harness.js';
 
@@ -20,7 +19,7 @@ const MAX_EVENTS = 4_000;
 
 let redis: TestRedis;
 let supergraph: Supergraph;
-let publisher: Redis;
+let publisher: ReturnType<typeof redisClient>;
 let admin: string;
 
 beforeAll(async () => {
@@ -30,7 +29,7 @@ beforeAll(async () => {
     // Keep-alive pings would drop a peer that does not read too, later; these tests are about the buffer alone.
     gatewayEnv: { SUBSCRIPTION_MAX_PENDING_EVENTS: '10', WS_KEEPALIVE_MS: '600000' },
   });
-  publisher = new Redis(redis.url);
+  publisher = redisClient(redis.url);
   admin = await token('ADMIN', ADMIN);
 });
 afterAll(async () => {

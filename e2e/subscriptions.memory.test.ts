@@ -2,13 +2,13 @@
 // graphql-ws and an SSE subscription that stay open (with a field from the users subgraph, fetched per event), and
 // the heap of this process (the gateway and the subgraphs behind it) after a forced collection does not grow with them.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { toGlobalId } from '@ordergraph/common';
 import { CREATED_CHANNEL } from '@ordergraph/orders';
 import {
   countResults,
   publishOrderEvents,
   readCounter,
+  redisClient,
   settledHeapBytes,
   sseClient,
   startRedis,
@@ -28,13 +28,13 @@ const EVENTS_PER_ROUND = 1_500;
 
 let redis: TestRedis;
 let supergraph: Supergraph;
-let publisher: Redis;
+let publisher: ReturnType<typeof redisClient>;
 const ordersMetrics = () => supergraph.subgraphs.orders.replace(/\/graphql$/, '/metrics');
 
 beforeAll(async () => {
   redis = await startRedis();
   supergraph = await startSupergraph({ env: { REDIS_URL: redis.url } });
-  publisher = new Redis(redis.url);
+  publisher = redisClient(redis.url);
 });
 afterAll(async () => {
   publisher?.disconnect();

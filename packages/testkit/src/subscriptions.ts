@@ -226,6 +226,9 @@ export function countResults(client: SinkClient, request: SubscribeRequest): Cou
   };
 }
 
+/** A Redis client of the test kit's own ioredis, to publish events with the helpers below. */
+export const redisClient = (url: string): Redis => new Redis(url);
+
 /** A new-order event as the orders subgraph publishes it, with `lineItems` items (large events fill buffers fast). */
 export function orderEvent(id: string, userId: string, lineItems = 0): string {
   const now = new Date().toISOString();

@@ -1,9 +1,8 @@
 // A long-lived subscription retains nothing per delivered event: thousands of events reach one open subscription on
 // the orders subgraph's own endpoint, and the heap after a forced collection does not grow with them.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { toGlobalId } from '@ordergraph/common';
-import { countResults, publishOrderEvents, readCounter, settledHeapBytes, startRedis, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
+import { countResults, publishOrderEvents, readCounter, redisClient, settledHeapBytes, startRedis, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
 import { CREATED_CHANNEL } from '../src/events.js';
 import { ADMIN_LOCAL_ID, startOrders, type Running } from './support.js';
 
@@ -13,12 +12,12 @@ const MAX_BYTES_PER_EVENT = 50;
 
 let redis: TestRedis;
 let orders: Running;
-let publisher: Redis;
+let publisher: ReturnType<typeof redisClient>;
 
 beforeAll(async () => {
   redis = await startRedis();
   orders = await startOrders(undefined, { REDIS_URL: redis.url });
-  publisher = new Redis(redis.url);
+  publisher = redisClient(redis.url);
 });
 afterAll(async () => {
   publisher?.disconnect();
