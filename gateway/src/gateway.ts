@@ -3,9 +3,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, redisTarget, type Logger } from '@ordergraph/common';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  authSettings,
+  createMetricsRegistry,
+  createTokenVerifier,
+  redisTarget,
+  shutdownSettings,
+  type Drainable,
+  type Logger,
+} from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
 import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
+import { httpDrain } from './drain.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
@@ -29,8 +39,9 @@ export interface GatewayOptions {
   logger: Logger;
 }
 
-export interface Gateway {
+export interface Gateway extends Drainable {
   listen(port: number, host?: string): Promise<string>;
+  /** Stops accepting, closes WebSockets (1001) and SSE streams, lets in-flight requests finish, then releases resources. */
   stop(): Promise<void>;
 }
 
@@ -86,7 +97,16 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
   });
 
-  const server = http.createServer(runtime);
+  const shutdown = shutdownSettings(config);
+  const server = http.createServer();
+  const drain = httpDrain(server);
+  server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    if (drain.draining && request.url?.split('?')[0] === READINESS_ENDPOINT) {
+      response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'draining' }));
+      return;
+    }
+    void runtime(request, response);
+  });
   const websockets = serveWebSockets(server, runtime, {
     path: GRAPHQL_ENDPOINT,
     verify,
@@ -97,6 +117,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     logger,
   });
   return {
+    shutdown,
+    beginDrain: () => drain.begin(),
     async listen(port, host = '0.0.0.0') {
       await shared.connected();
       return new Promise((resolve, reject) => {
@@ -110,14 +132,12 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       });
     },
     async stop() {
-      // WebSocket clients are told 1001 (Going away) and SSE streams cut, so both reconnect elsewhere; other
-      // in-flight requests finish.
+      // The listener closes first; WebSocket clients are told 1001 (Going away) and SSE streams cut, so both reconnect
+      // elsewhere; every other in-flight request finishes, with its subgraph calls, before the transports are disposed.
+      const closed = drain.close(shutdown.drainTimeoutMs);
       await websockets.dispose();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        subscriptions.cutEventStreams();
-      });
+      subscriptions.cutEventStreams();
+      if (!(await closed)) logger.warn({ drainTimeoutMs: shutdown.drainTimeoutMs }, 'drain deadline passed; open connections were cut');
       await runtime.dispose();
       await shared.close();
       logger.info('gateway stopped');

@@ -9,6 +9,9 @@ const flag = z
   .optional()
   .transform((value) => value === 'true' || value === '1');
 
+/** How long a stopping process may take by default before it exits regardless (SHUTDOWN_HARD_TIMEOUT). */
+export const SHUTDOWN_DEADLINE_MS = 15_000;
+
 /** Settings every process reads. */
 export const baseEnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -18,6 +21,12 @@ export const baseEnvSchema = z.object({
   JWT_JWKS_URL: z.url().optional(),
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
+  /** ms between SIGTERM (/readyz turns 503) and closing the listener, so a load balancer sees the 503 first. Unset: 5000 in production, else 0. */
+  SHUTDOWN_DELAY: z.coerce.number().int().min(0).optional(),
+  /** ms in-flight requests may take to finish once the listener is closed; connections still open then are cut. */
+  SHUTDOWN_DRAIN_TIMEOUT: z.coerce.number().int().min(1).default(8_000),
+  /** ms after the signal at which the process exits (1) whatever remains; must exceed SHUTDOWN_DELAY + SHUTDOWN_DRAIN_TIMEOUT. */
+  SHUTDOWN_HARD_TIMEOUT: z.coerce.number().int().min(1).default(SHUTDOWN_DEADLINE_MS),
   // OpenTelemetry's standard variables (telemetry.ts); no endpoint, no tracing.
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
@@ -28,6 +37,21 @@ export const baseEnvSchema = z.object({
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
   OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
 });
+
+/** How a process drains on SIGTERM/SIGINT (run.ts). */
+export interface ShutdownSettings {
+  delayMs: number;
+  drainTimeoutMs: number;
+  hardTimeoutMs: number;
+}
+
+export function shutdownSettings(config: z.output<typeof baseEnvSchema>): ShutdownSettings {
+  const delayMs = config.SHUTDOWN_DELAY ?? (config.NODE_ENV === 'production' ? 5_000 : 0);
+  if (config.SHUTDOWN_HARD_TIMEOUT <= delayMs + config.SHUTDOWN_DRAIN_TIMEOUT) {
+    throw new ConfigError('Invalid configuration:\n  SHUTDOWN_HARD_TIMEOUT: must exceed SHUTDOWN_DELAY + SHUTDOWN_DRAIN_TIMEOUT');
+  }
+  return { delayMs, drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT, hardTimeoutMs: config.SHUTDOWN_HARD_TIMEOUT };
+}
 
 /** Settings of a subgraph: its datastore and whether to seed it. */
 export function subgraphEnvSchema(defaults: { port: number; database: string }) {

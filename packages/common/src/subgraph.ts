@@ -11,10 +11,11 @@ import express from 'express';
 import { GraphQLError, parse } from 'graphql';
 import type { Registry } from 'prom-client';
 import { InvalidTokenError, createTokenVerifier, viewerFromHeader, type TokenVerifier, type Viewer } from './auth.js';
-import { authSettings, type SubgraphConfig } from './config.js';
+import { authSettings, shutdownSettings, type ShutdownSettings, type SubgraphConfig } from './config.js';
 import { ErrorCode, createErrorMasker } from './errors.js';
 import type { Logger } from './logger.js';
 import { createMetricsRegistry, datastoreOperationsCounter, graphqlRequestHistogram } from './metrics.js';
+import type { Drainable } from './run.js';
 import { instrumentDatabase, openDatabase, type DocumentDatabase } from './store/index.js';
 import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
 
@@ -47,6 +48,7 @@ export interface SubgraphResources {
   db: DocumentDatabase;
   verifyToken: TokenVerifier;
   production: boolean;
+  shutdown: ShutdownSettings;
 }
 
 /**
@@ -71,14 +73,20 @@ export async function openSubgraphResources(
     datastoreOperationsCounter(registry),
   );
   logger.info({ backend: db.backend }, 'datastore opened');
-  return { registry, db, verifyToken: createTokenVerifier(authSettings(config)), production: config.NODE_ENV === 'production' };
+  return {
+    registry,
+    db,
+    verifyToken: createTokenVerifier(authSettings(config)),
+    production: config.NODE_ENV === 'production',
+    shutdown: shutdownSettings(config),
+  };
 }
 
-export interface SubgraphService {
+export interface SubgraphService extends Drainable {
   readonly name: string;
   /** Starts listening; resolves with the URL of the /graphql endpoint. */
   listen(port: number, host?: string): Promise<string>;
-  /** Stops accepting, finishes in-flight requests, then releases resources. */
+  /** Stops accepting, finishes in-flight requests (within SHUTDOWN_DRAIN_TIMEOUT), then releases resources. */
   stop(): Promise<void>;
 }
 
@@ -100,7 +108,8 @@ export async function createSubgraphService<TContext extends BaseContext>(
   options: SubgraphServiceOptions<TContext>,
 ): Promise<SubgraphService> {
   const { logger } = options;
-  const { registry, verifyToken, production, db } = options.resources;
+  const { registry, verifyToken, production, db, shutdown } = options.resources;
+  let draining = false;
   const app = express();
   const httpServer = http.createServer(app);
   const schema = buildSubgraphSchema([{ typeDefs: parse(options.typeDefs), resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
@@ -113,8 +122,10 @@ export async function createSubgraphService<TContext extends BaseContext>(
     includeStacktraceInErrorResponses: false,
     hideSchemaDetailsFromClientErrors: production,
     formatError,
+    // runProcess decides the shutdown order; Apollo's own handler would re-raise the signal after stopping.
+    stopOnTerminationSignals: false,
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer }),
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: shutdown.drainTimeoutMs }),
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
       requestMetricsPlugin(registry),
@@ -124,10 +135,18 @@ export async function createSubgraphService<TContext extends BaseContext>(
   });
   await apollo.start();
 
+  app.use((_req, res, next) => {
+    if (draining) res.setHeader('connection', 'close');
+    next();
+  });
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    if (draining) {
+      res.status(503).json({ status: 'draining' });
+      return;
+    }
     try {
       await Promise.all([db.ping(), options.checkReady?.()]);
       res.json({ status: 'ready' });
@@ -160,6 +179,10 @@ export async function createSubgraphService<TContext extends BaseContext>(
 
   return {
     name: options.name,
+    shutdown,
+    beginDrain() {
+      draining = true;
+    },
     listen(port, host = '0.0.0.0') {
       return new Promise((resolve, reject) => {
         httpServer.once('error', reject);
@@ -172,6 +195,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
       });
     },
     async stop() {
+      draining = true;
       await apollo.stop();
       await options.close?.();
       await db.close();
