@@ -31,13 +31,19 @@ it('keeps the heap flat while thousands of events reach an open subscription', {
   const deliver = (count: number) => publishOrderEvents(publisher, CREATED_CHANNEL, toGlobalId('User', ADMIN_LOCAL_ID), count, subscription);
   try {
     await waitFor(async () => (await readCounter(orders.metricsUrl, 'graphql_active_subscriptions')) === 1, 'the subscription open');
-    await deliver(1_000); // warms up every cache and compiled path
-    const before = await settledHeapBytes();
-    await deliver(5_000);
-    const after = await settledHeapBytes();
+    // The heap after each round, the first warming every cache and compiled path. A leak grows it in every round; a
+    // hash table that resized in some rounds only: the quietest round is held to the bound, every round to a
+    // looser one (as in e2e/subscriptions.memory.test.ts).
+    const heap: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      await deliver(2_000);
+      heap.push(await settledHeapBytes());
+    }
+    const growth = heap.slice(1).map((bytes, i) => (bytes - heap[i]!) / 2_000);
     expect(subscription.errors).toEqual([]);
-    expect(subscription.delivered).toBe(6_000);
-    expect((after - before) / 5_000).toBeLessThan(MAX_BYTES_PER_EVENT);
+    expect(subscription.delivered).toBe(8_000);
+    expect(Math.min(...growth)).toBeLessThan(MAX_BYTES_PER_EVENT);
+    expect(Math.max(...growth)).toBeLessThan(4 * MAX_BYTES_PER_EVENT);
   } finally {
     subscription.close();
     await client.dispose();
