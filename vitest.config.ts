@@ -13,6 +13,8 @@ export default defineConfig({
     environment: 'node',
     reporters: ['default', './scripts/summary-reporter.ts'],
     pool: 'forks',
+    // Memory tests force a full collection (global.gc) before they read the heap.
+    execArgv: ['--expose-gc'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites boot real servers on free ports; two cores run two files at a time comfortably.

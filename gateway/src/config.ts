@@ -18,6 +18,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20).describe('Subscriptions one WebSocket connection may have active at once.'),
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(3_000).describe('A WebSocket client that has not sent connection_init by then is closed (4408).'),
   WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000).describe('WebSocket ping interval; a peer that misses a ping is dropped and its subscriptions released.'),
+  SUBSCRIPTION_MAX_PENDING_EVENTS: z.coerce.number().int().min(1).max(1000).default(100).describe('Events a subscriber may leave unread before it is disconnected (WebSocket 1008, SSE stream cut); at most 1000, as a Repeater queues no more than 1024 unread pushes.'),
   SUPERGRAPH_PATH: z.string().optional().describe('The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml.'),
   SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once.'),
   SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000).describe('How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed.'),
@@ -34,8 +35,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   ...redisEnvShape,
 
   // Subgraph calls (upstream.ts): a timeout per call (retries included), retries for queries, a breaker per subgraph.
-  SUBGRAPH_TIMEOUT_MS: count(5_000),
-  /** Per-subgraph timeouts overriding SUBGRAPH_TIMEOUT_MS, as `name=ms` pairs: `catalog=2000,users=3000`. */
+  SUBGRAPH_TIMEOUT_MS: count(5_000).describe('Timeout (ms) of one subgraph call, retries included.'),
   SUBGRAPH_TIMEOUTS: z
     .string()
     .default('')
@@ -47,13 +47,13 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
         else timeouts[name] = Number(ms);
       }
       return timeouts;
-    }),
-  /** The whole request's deadline: past it the client gets 504 whatever is still running. */
-  REQUEST_DEADLINE_MS: count(15_000),
-  UPSTREAM_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
-  UPSTREAM_RETRY_DELAY_MS: count(100),
-  CIRCUIT_BREAKER_FAILURES: count(5),
-  CIRCUIT_BREAKER_RESET_MS: count(10_000),
+    })
+    .describe('Per-subgraph timeouts overriding SUBGRAPH_TIMEOUT_MS, as `name=ms` pairs: `catalog=2000,users=3000`.'),
+  REQUEST_DEADLINE_MS: count(15_000).describe("The whole request's deadline (ms): past it the client gets 504 GATEWAY_TIMEOUT whatever is still running."),
+  UPSTREAM_RETRIES: z.coerce.number().int().min(0).max(5).default(1).describe('Retries of a failed subgraph call, for queries only.'),
+  UPSTREAM_RETRY_DELAY_MS: count(100).describe('Delay (ms) before the first retry; later retries back off.'),
+  CIRCUIT_BREAKER_FAILURES: count(5).describe("Consecutive failures that open a subgraph's circuit (calls then fail fast)."),
+  CIRCUIT_BREAKER_RESET_MS: count(10_000).describe('How long (ms) an open circuit waits before one probe call may try the subgraph again.'),
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),

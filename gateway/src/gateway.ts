@@ -28,6 +28,9 @@ import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js
 import { upstreams, useReadinessReport } from './upstream.js';
 import { serveWebSockets } from './websocket.js';
 
+/** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
+export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
+
 const GRAPHQL_ENDPOINT = '/graphql';
 const READINESS_ENDPOINT = '/readyz';
 
@@ -47,7 +50,7 @@ export interface Gateway extends Drainable {
 export function createGateway({ config, supergraph, logger }: GatewayOptions): Gateway {
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
-  const subscriptions = subscriptionTracking(registry, logger);
+  const subscriptions = subscriptionTracking(registry, logger, { maxPendingEvents: config.SUBSCRIPTION_MAX_PENDING_EVENTS });
   const auth = authSettings(config);
   const verify = createTokenVerifier(auth);
   const publicError = createErrorPolicy({ production });
@@ -66,6 +69,10 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
     transportEntries,
+    // No request batching per subgraph: its DataLoader (@graphql-tools/batch-execute) lives as long as the operation's
+    // context and caches every request it sends, so an open subscription kept each event's entity fetches until it
+    // ended (graphql-hive/gateway#1085). Entity fetches of one event are still batched, by batch-delegate.
+    __experimental__batchExecution: false,
     ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     healthCheckEndpoint: '/healthz',

@@ -5,7 +5,8 @@ import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, activeSubscriptionsGauge, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import type { WebSocket } from 'ws';
 
 /**
  * Transport additions for every HTTP subgraph: subscription operations go over graphql-ws to the subgraph's own
@@ -28,7 +29,15 @@ interface HttpContext {
   request?: Request;
   /** Node's request, for operations that came over HTTP (and the upgrade request of a WebSocket). */
   req?: IncomingMessage;
+  /** The connection of an operation that came over WebSocket (websocket.ts). */
+  socket?: WebSocket;
 }
+
+/**
+ * How a subscriber that stopped reading is disconnected: a WebSocket with this close code and reason (1008, policy
+ * violation; graphql-ws clients reconnect), an SSE stream by cutting its connection (it has no close frame).
+ */
+export const SLOW_SUBSCRIBER_CLOSE = { code: 1008, reason: 'Subscriber too slow: events were not read' } as const;
 
 export interface SubscriptionTracking {
   /** graphql_active_subscriptions: every stream the gateway serves, over WebSocket or SSE. */
@@ -64,20 +73,41 @@ function tokenDeadline(request: Request | undefined) {
   return { deadline: { at, last: { errors: [new GraphQLError('Token expired', { extensions: { code: ErrorCode.UNAUTHENTICATED } })] } } };
 }
 
-export function subscriptionTracking(registry: Registry, logger: Logger): SubscriptionTracking {
+export interface SubscriptionLimits {
+  /** Events a subscriber may leave unread before it is disconnected. */
+  maxPendingEvents: number;
+}
+
+export function subscriptionTracking(registry: Registry, logger: Logger, limits: SubscriptionLimits): SubscriptionTracking {
   const gauge = activeSubscriptionsGauge(registry);
   const mapError = upstreamFailure(logger);
   const eventStreams = new Set<Socket>();
+  const slow = new Counter({
+    name: 'graphql_slow_subscribers_total',
+    help: 'Subscribers disconnected because they left SUBSCRIPTION_MAX_PENDING_EVENTS events unread',
+    labelNames: ['transport'],
+    registers: [registry],
+  });
+  const tooSlow = new GraphQLError(SLOW_SUBSCRIBER_CLOSE.reason, { extensions: { code: ErrorCode.SUBSCRIBER_TOO_SLOW } });
   return {
     plugin: {
       onSubscribe: ({ context }) => ({
         onSubscribeResult({ result, setResult }) {
           if (!(Symbol.asyncIterator in result)) return;
-          const { request, req } = context as HttpContext;
+          const { request, req, socket: webSocket } = context as HttpContext;
           const socket = request?.headers.get('accept')?.includes('text/event-stream') ? req?.socket : undefined;
           if (socket) eventStreams.add(socket);
           const onEnd = () => socket && eventStreams.delete(socket);
-          setResult(trackSubscription(result, gauge, { onEnd, mapError, ...tokenDeadline(request) }));
+          // The connection carries nothing the subscriber reads any more: it goes, with every stream on it.
+          const onOverflow = () => {
+            const transport = socket ? 'sse' : 'websocket';
+            slow.inc({ transport });
+            logger.warn({ transport, maxPendingEvents: limits.maxPendingEvents }, 'slow subscriber disconnected');
+            if (socket) socket.destroy();
+            else webSocket?.close(SLOW_SUBSCRIBER_CLOSE.code, SLOW_SUBSCRIBER_CLOSE.reason);
+          };
+          const overflow = { maxPending: limits.maxPendingEvents, error: tooSlow, onOverflow };
+          setResult(trackSubscription(result, gauge, { onEnd, mapError, overflow, ...tokenDeadline(request) }));
           // The Rust planner's executor reports an upstream that failed mid-stream as an event's error, not a throw.
           return {
             onNext({ result: event, setResult: setEvent }) {

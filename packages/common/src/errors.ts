@@ -29,6 +29,8 @@ export const ErrorCode = {
   // A subgraph did not answer within its timeout (SUBGRAPH_TIMEOUT_MS), or the request outlived REQUEST_DEADLINE_MS.
   SUBGRAPH_TIMEOUT: 'SUBGRAPH_TIMEOUT',
   GATEWAY_TIMEOUT: 'GATEWAY_TIMEOUT',
+  // A subscriber that stopped reading its events was disconnected.
+  SUBSCRIBER_TOO_SLOW: 'SUBSCRIBER_TOO_SLOW',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

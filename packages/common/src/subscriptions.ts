@@ -21,20 +21,40 @@ export interface TrackOptions<T> {
   mapError?: (error: unknown) => unknown;
   /** Ends the stream at `at` (ms since the epoch), `last` being its final value: when the caller's token expires. */
   deadline?: { at: number; last: T };
+  /**
+   * A consumer that has not taken this many events while more arrive is too slow: the stream fails with
+   * `overflow.error` (and `overflow.onOverflow` cuts its transport) instead of holding events for it without bound.
+   * Without it, the stream reads the source only as fast as the consumer takes events.
+   */
+  overflow?: { maxPending: number; error: unknown; onOverflow(): void };
 }
 
 /** setTimeout's longest delay; a deadline further away than this (about 24 days) is not watched. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 const DEADLINE = Symbol('deadline');
+const STOPPED = Symbol('stopped');
+type Interruption = typeof DEADLINE | typeof STOPPED;
 
-/** Resolves to DEADLINE at `at`; never when `at` is undefined or too far away. */
-function deadlineReached(at: number | undefined): { reached: Promise<typeof DEADLINE>; clear(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  const reached = new Promise<typeof DEADLINE>((resolve) => {
-    const delay = at === undefined ? Infinity : Math.max(0, at - Date.now());
-    if (delay <= MAX_TIMER_DELAY_MS) timer = setTimeout(() => resolve(DEADLINE), delay);
-  });
-  return { reached, clear: () => clearTimeout(timer) };
+/**
+ * Races each wait of a stream with the stream's end, listening to the end once per stream. Promise.race([next, stop])
+ * per event would add a reaction to `stop` per event, each holding that event's result until the stream ends.
+ */
+function interruptible() {
+  let reason: Interruption | undefined;
+  let wake: ((reason: Interruption) => void) | undefined;
+  return {
+    interrupt(why: Interruption) {
+      reason ??= why;
+      wake?.(reason);
+    },
+    wait<V>(next: Promise<V>): Promise<V | Interruption> {
+      if (reason !== undefined) return Promise.resolve(reason);
+      return new Promise<V | Interruption>((resolve, reject) => {
+        wake = resolve;
+        next.then(resolve, reject);
+      });
+    },
+  };
 }
 
 /**
@@ -48,23 +68,35 @@ export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, opt
     const iterator = source[Symbol.asyncIterator]();
     // A source that fails while being returned has nothing left to release; there is no one to tell.
     const release = stop.then(() => iterator.return?.()).catch(() => undefined);
-    const deadline = deadlineReached(options.deadline?.at);
+    const ending = interruptible();
+    void stop.then(() => ending.interrupt(STOPPED));
+    const delay = options.deadline ? Math.max(0, options.deadline.at - Date.now()) : Infinity;
+    const timer = delay <= MAX_TIMER_DELAY_MS ? setTimeout(() => ending.interrupt(DEADLINE), delay) : undefined;
+    let pending = 0; // events pushed that the consumer has not taken yet
     try {
       for (;;) {
         const next = iterator.next();
         next.catch(() => undefined); // once stopped, nobody awaits it
-        const result = await Promise.race([next, stop, deadline.reached]).catch((error: unknown) => {
+        const result = await ending.wait(next).catch((error: unknown) => {
           throw options.mapError ? options.mapError(error) : error;
         });
         if (result === DEADLINE) {
           await push(options.deadline!.last);
           return;
         }
-        if (result === undefined || result.done) return;
-        await push(result.value);
+        if (result === STOPPED || result.done) return;
+        if (!options.overflow) {
+          await push(result.value);
+        } else if (pending < options.overflow.maxPending) {
+          pending++;
+          void push(result.value).then(() => pending--);
+        } else {
+          options.overflow.onOverflow();
+          throw options.overflow.error;
+        }
       }
     } finally {
-      deadline.clear();
+      clearTimeout(timer);
       gauge.dec();
       options.onEnd?.();
       stop();

@@ -88,3 +88,42 @@ describe('websocketAuthorization', () => {
     expect(websocketAuthorization(undefined, undefined)).toBeUndefined();
   });
 });
+
+describe('trackSubscription with an overflow bound', () => {
+  it('keeps up to maxPending unread events, then fails, cuts the transport and releases its source', async () => {
+    const registry = new Registry();
+    const upstream = source<number>();
+    const cut: string[] = [];
+    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(registry), {
+      overflow: { maxPending: 3, error: new Error('too slow'), onOverflow: () => cut.push('cut') },
+    });
+    // An event counts as pending until the consumer asks for the next one (the transport has sent it).
+    const first = tracked.next(); // starts reading; the consumer then stops taking events
+    for (let value = 1; value <= 3; value++) upstream.push(value);
+    expect(await first).toEqual({ value: 1, done: false });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(cut).toEqual([]); // three events pending: the bound, not beyond it
+    upstream.push(4);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(cut).toEqual(['cut']);
+    expect(upstream.state.released).toBe(true);
+    expect(await gaugeValue(registry)).toBe(0);
+    // What was read before still reaches the consumer, then the error.
+    expect([await tracked.next(), await tracked.next()].map((result) => result.value)).toEqual([2, 3]);
+    await expect(tracked.next()).rejects.toThrow('too slow');
+  });
+
+  it('never cuts a consumer that keeps up', async () => {
+    const upstream = source<number>();
+    const cut: string[] = [];
+    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(new Registry()), {
+      overflow: { maxPending: 1, error: new Error('too slow'), onOverflow: () => cut.push('cut') },
+    });
+    for (let value = 1; value <= 50; value++) {
+      const next = tracked.next();
+      upstream.push(value);
+      expect(await next).toEqual({ value, done: false });
+    }
+    expect(cut).toEqual([]);
+  });
+});

@@ -1,4 +1,5 @@
 export * from './backends.js';
+export * from './heap.js';
 export * from './http.js';
 export * from './identity-provider.js';
 export * from './redis.js';

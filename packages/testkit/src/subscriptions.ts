@@ -190,3 +190,79 @@ export async function redisSubscriptions(url: string, pattern = '*'): Promise<nu
     redis.disconnect();
   }
 }
+
+/** A subscription that only counts its results (keeping none, so a memory test measures the server, not the client). */
+export interface CountingSubscription {
+  readonly delivered: number;
+  readonly errors: unknown[];
+  /** Waits until `count` results have arrived. */
+  reach(count: number): Promise<void>;
+  close(): void;
+}
+
+/** What graphql-ws's and graphql-sse's clients have in common: subscribe with a sink, and a function that leaves. */
+interface SinkClient {
+  subscribe(request: SubscribeRequest, sink: { next(value: unknown): void; error(error: unknown): void; complete(): void }): () => void;
+}
+
+export function countResults(client: SinkClient, request: SubscribeRequest): CountingSubscription {
+  const errors: unknown[] = [];
+  let delivered = 0;
+  const close = client.subscribe(request, {
+    next: (result) => {
+      delivered++;
+      if ((result as SubscriptionResult).errors) errors.push((result as SubscriptionResult).errors);
+    },
+    error: (error) => void errors.push(error),
+    complete: () => {},
+  });
+  return {
+    get delivered() {
+      return delivered;
+    },
+    errors,
+    reach: (count) => waitFor(() => delivered >= count || errors.length > 0, `${count} results`),
+    close,
+  };
+}
+
+/** A Redis client of the test kit's own ioredis, to publish events with the helpers below. */
+export const redisClient = (url: string): Redis => new Redis(url);
+
+/** A new-order event as the orders subgraph publishes it, with `lineItems` items (large events fill buffers fast). */
+export function orderEvent(id: string, userId: string, lineItems = 0): string {
+  const now = new Date().toISOString();
+  const items = Array.from({ length: lineItems }, (_, i) => ({ productId: `product-${i}`, quantity: 1, unitPriceCents: 100 }));
+  return JSON.stringify({ _id: id, userId, status: 'PENDING', items, totalCents: 100 * lineItems, version: 1, createdAt: now, updatedAt: now });
+}
+
+/** Waits until some connection subscribes Redis `channel` (PUBSUB NUMSUB). */
+export async function channelSubscribed(publisher: Redis, channel: string): Promise<void> {
+  const listening = async () => Number(((await publisher.pubsub('NUMSUB', channel)) as [string, number])[1]) > 0;
+  await waitFor(listening, `a subscriber of ${channel}`);
+}
+
+/**
+ * Publishes `count` new-order events of `userId` to the orders subgraph's creation `channel` straight through Redis,
+ * as another replica's commits would (without writing orders, which would grow the store), and waits until
+ * `subscription` has received them all. Each batch is delivered before the next is published, so a subscriber's
+ * buffer never overflows.
+ */
+export async function publishOrderEvents(
+  publisher: Redis,
+  channel: string,
+  userId: string,
+  count: number,
+  subscription: CountingSubscription,
+  { batch = 50, lineItems = 0 } = {},
+): Promise<void> {
+  const start = subscription.delivered;
+  await channelSubscribed(publisher, channel);
+  for (let sent = 0; sent < count; sent += batch) {
+    const size = Math.min(batch, count - sent);
+    const pipeline = publisher.pipeline();
+    for (let i = 0; i < size; i++) pipeline.publish(channel, orderEvent(`event-${sent + i}`, userId, lineItems));
+    await pipeline.exec();
+    await subscription.reach(start + sent + size);
+  }
+}

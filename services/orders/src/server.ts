@@ -20,6 +20,9 @@ import { OrderStore } from './store/orders.js';
 
 export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
 
+/** The Redis channel of new-order events, for tests that publish events as another replica would. */
+export { CREATED_CHANNEL } from './events.js';
+
 export interface OrdersServiceDeps {
   /** A datastore to use instead of opening one: replicas in one test process share it, as they would MongoDB. */
   database?: DocumentDatabase;
