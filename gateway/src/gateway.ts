@@ -3,10 +3,21 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { INTERNAL_ERROR_MESSAGE, authSettings, createMetricsRegistry, createTokenVerifier, redisTarget, type Logger } from '@ordergraph/common';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  REQUEST_ID_HEADER,
+  authSettings,
+  createMetricsRegistry,
+  createTokenVerifier,
+  redisTarget,
+  requestIdFrom,
+  withRequest,
+  type Logger,
+} from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
 import { introspectionMode, subgraphUrlOverrides, type GatewayConfig } from './config.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
+import { hiveLogger } from './logging.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins } from './edge.js';
@@ -57,12 +68,14 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     readinessCheckEndpoint: READINESS_ENDPOINT,
     landingPage: !production,
     graphiql: !production,
-    logging: config.LOG_LEVEL === 'silent' ? false : config.LOG_LEVEL === 'trace' ? 'debug' : config.LOG_LEVEL === 'fatal' ? 'error' : config.LOG_LEVEL,
-    // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves.
+    logging: hiveLogger(logger, config.LOG_LEVEL),
+    // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves; the request ID
+    // (set by the HTTP server below) so their log lines about this request carry it too.
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => {
         const authorization = request.headers.get('authorization');
-        return authorization ? { authorization } : {};
+        const requestId = request.headers.get(REQUEST_ID_HEADER);
+        return { ...(authorization ? { authorization } : {}), ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}) };
       },
     },
     plugins: () => [
@@ -79,7 +92,14 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
   });
 
-  const server = http.createServer(runtime);
+  // Every request runs with its ID (the client's when well-formed, else a new one): in its log lines, its response's
+  // header, the headers sent to subgraphs and its errors.
+  const server = http.createServer((request, response) => {
+    const requestId = requestIdFrom(request.headers[REQUEST_ID_HEADER] as string | undefined);
+    request.headers[REQUEST_ID_HEADER] = requestId;
+    response.setHeader(REQUEST_ID_HEADER, requestId);
+    withRequest(requestId, () => void runtime(request, response));
+  });
   const websockets = serveWebSockets(server, runtime, {
     path: GRAPHQL_ENDPOINT,
     verify,
