@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, activeSubscriptionsGauge, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
+import { ErrorCode, subscriptionMetrics, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Registry } from 'prom-client';
 
@@ -65,7 +65,7 @@ function tokenDeadline(request: Request | undefined) {
 }
 
 export function subscriptionTracking(registry: Registry, logger: Logger): SubscriptionTracking {
-  const gauge = activeSubscriptionsGauge(registry);
+  const gauge = subscriptionMetrics(registry);
   const mapError = upstreamFailure(logger);
   const eventStreams = new Set<Socket>();
   return {
