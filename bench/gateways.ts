@@ -1,84 +1,255 @@
-// npm run bench: our Hive Gateway against @apollo/gateway (DESIGN's baseline), side by side in one run, serving the
-// same supergraph in front of the same subgraphs. Rounds alternate between the two so that the noise of a shared
-// machine falls on both alike. Prints requests per second and latency percentiles per gateway, and the ratios.
-import { performance } from 'node:perf_hooks';
-import { toGlobalId } from '@ordergraph/common';
-import { graphql, token } from '@ordergraph/testkit';
-import { startApolloGateway } from '../e2e/apollo-gateway.js';
-import { startSupergraph } from '../e2e/harness.js';
+// npm run bench: the users' comparison of gateways. The three seeded subgraphs (production mode), Redis, each gateway
+// and this load generator (autocannon) all run in processes of their own; one gateway is under load at a time, in
+// rounds that alternate the order, so that a busy machine weighs on all alike. Bodies are verified identical before
+// timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart
+// next to bench/README.md. `npm run bench -- --help` lists the options.
+import { fork, type ChildProcess } from 'node:child_process';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
+import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
+import { formatSelfTimes, selfTimes } from './cpu-profile.js';
+import { compareHeaps } from './heap-snapshot.js';
+import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
+import { renderChart, renderTable, type Measurement } from './report.js';
+import { SCENARIOS } from './scenarios.js';
 
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
-const REQUESTS = Number(process.env['BENCH_REQUESTS'] ?? 1000);
-const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 16);
-
-const scenarios = [
-  { name: 'one subgraph: product by id', query: `query Product($id: ID!) { product(id: $id) { id name currentPrice } }`, variables: { id: toGlobalId('Product', 'product-0007') } },
-  {
-    name: 'three subgraphs: a user with 20 orders, their items and products',
-    query: `query Orders($id: ID!) { user(id: $id) { name orders(limit: 20) { id status total user { name } items { quantity product { name } } } } }`,
-    variables: { id: toGlobalId('User', 'user-0001') },
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values: options } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '2' },
+    duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '32' },
+    scenarios: { type: 'string', default: SCENARIOS.map((scenario) => scenario.id).join(',') },
+    gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway' },
+    profile: { type: 'string' },
+    heap: { type: 'string' },
+    chart: { type: 'string', default: resolve(ROOT, 'bench/results.svg') },
+    help: { type: 'boolean', default: false },
   },
-];
-
-interface Sample {
-  seconds: number;
-  latencies: number[];
+});
+if (options.help) {
+  console.log(`npm run bench -- [--rounds 2] [--duration 5] [--warmup 2] [--connections 32] [--scenarios a,b,c] [--chart bench/results.svg]
+  rounds       alternating rounds per scenario (each gateway once per round)
+  duration     seconds of load per gateway per round; warmup: seconds before the first round (not counted)
+  connections  autocannon's concurrent connections
+  gateways     which gateways to run, by name (ours first: the ratios are ours/each)
+  profile      a directory: our gateway runs under node --cpu-prof writing there, and its top self times are printed
+  heap         a directory: after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner
+               are written there and compared`);
+  process.exit(0);
 }
+const ROUNDS = Number(options.rounds);
+const DURATION = Number(options.duration);
+const WARMUP = Number(options.warmup);
+const CONNECTIONS = Number(options.connections);
+const scenarios = SCENARIOS.filter((scenario) => options.scenarios.split(',').includes(scenario.id));
 
-async function run(url: string, query: string, variables: Record<string, unknown>, authorization: string): Promise<Sample> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS) {
-        next += 1;
-        const t0 = performance.now();
-        const { status, body } = await graphql(url, query, { variables, token: authorization });
-        if (status !== 200 || body.errors) throw new Error(`${url}: ${status} ${JSON.stringify(body.errors)}`);
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  return { seconds: (performance.now() - started) / 1000, latencies };
-}
+const SECRET = 'benchmark-secret-of-at-least-32-characters';
+const TSX = ['--conditions=source', '--import', 'tsx'];
+const children: ChildProcess[] = [];
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-function summary(samples: Sample[]) {
-  const latencies = samples.flatMap((sample) => sample.latencies).sort((a, b) => a - b);
-  const seconds = samples.reduce((sum, sample) => sum + sample.seconds, 0);
-  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) };
-}
-
-// Limits high enough that the benchmark measures routing, not refusals; authenticated, so no response is cached.
-const supergraph = await startSupergraph({ gatewayEnv: { RATE_LIMIT_MAX: '100000000', MAX_COMPLEXITY: '100000' } });
-const apollo = await startApolloGateway(supergraph.sdl);
-const admin = await token('ADMIN', 'user-0000');
-const gateways = [
-  { name: 'Hive Gateway (ours)', url: supergraph.url },
-  { name: '@apollo/gateway', url: apollo.url },
-];
-console.log(`${ROUNDS} rounds x ${REQUESTS} requests, concurrency ${CONCURRENCY}, node ${process.version}`);
-try {
-  for (const scenario of scenarios) {
-    const samples = new Map(gateways.map((gateway) => [gateway.name, [] as Sample[]]));
-    for (const gateway of gateways) await run(gateway.url, scenario.query, scenario.variables, admin); // warm-up
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
-        samples.get(gateway.name)!.push(await run(gateway.url, scenario.query, scenario.variables, admin));
-        process.stdout.write('.');
-      }
+/** Starts a Node.js process and waits until it answers HTTP at `ready` (or says so over IPC). */
+async function start(name: string, script: string, args: string[], env: Record<string, string>, ready: string, execArgv: string[] = []): Promise<ChildProcess> {
+  const child = fork(resolve(ROOT, script), args, {
+    cwd: ROOT,
+    execArgv: [...TSX, ...execArgv],
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
+  const deadline = Date.now() + 60_000;
+  const answering = (async () => {
+    while (Date.now() < deadline) {
+      const ok = await fetch(ready, { method: 'GET', headers: { 'graphql-require-preflight': '1' } }).then((response) => response.status < 500, () => false);
+      if (ok) return child;
+      await new Promise((done) => setTimeout(done, 200));
     }
-    console.log(`\n${scenario.name}`);
-    const results = gateways.map((gateway) => ({ gateway: gateway.name, ...summary(samples.get(gateway.name)!) }));
-    for (const result of results) {
-      console.log(`  ${result.gateway.padEnd(22)} ${result.rps.toFixed(0).padStart(6)} req/s   p50 ${result.p50.toFixed(1)} ms   p95 ${result.p95.toFixed(1)} ms   p99 ${result.p99.toFixed(1)} ms`);
-    }
-    const [ours, theirs] = results as [(typeof results)[0], (typeof results)[0]];
-    console.log(`  ratio ours/@apollo/gateway: throughput ${(ours.rps / theirs.rps).toFixed(2)}x, p50 ${(ours.p50 / theirs.p50).toFixed(2)}x, p95 ${(ours.p95 / theirs.p95).toFixed(2)}x`);
+    throw new Error(`${name} did not start`);
+  })();
+  return Promise.race([answering, exited]);
+}
+
+/** SIGTERM (a profiled process writes its profile as it exits), then SIGKILL if it has not exited 10 s later. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+interface Gateway {
+  name: string;
+  url: string;
+  process: ChildProcess;
+}
+
+/** Has a gateway started with --heapsnapshot-signal write a snapshot; it answers again once the file is complete. */
+async function heapSnapshot(gateway: Gateway, dir: string): Promise<string> {
+  const before = new Set(readdirSync(dir));
+  gateway.process.kill('SIGUSR2');
+  for (;;) {
+    await new Promise((done) => setTimeout(done, 500));
+    const written = readdirSync(dir).find((file) => file.endsWith('.heapsnapshot') && !before.has(file));
+    const answering = await fetch(gateway.url.replace('/graphql', '/healthz')).then((response) => response.status < 500, () => false);
+    if (written && answering) return resolve(dir, written);
   }
-} finally {
-  await apollo.stop();
-  await supergraph.stop();
 }
+
+async function startGateways(supergraphPath: string, redisUrl: string): Promise<Gateway[]> {
+  const gateways: Gateway[] = [];
+  const wanted = options.gateways.split(',');
+  const heap = options.heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(options.heap)}`] : [];
+  const add = async (name: string, script: string, args: (port: number) => string[], env: Record<string, string> = {}, execArgv: string[] = []) => {
+    if (!wanted.includes(name)) return;
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/graphql`;
+    const child = await start(name, script, args(port), { PORT: String(port), ...env }, url.replace('/graphql', '/healthz'), execArgv);
+    gateways.push({ name, url, process: child });
+    process.stdout.write(`  ${name} on ${url}\n`);
+  };
+  await add('ours', 'gateway/src/index.ts', () => [], {
+    SUPERGRAPH_PATH: supergraphPath,
+    REDIS_URL: redisUrl,
+    // High enough that the benchmark measures routing, not refusals.
+    RATE_LIMIT_MAX: '1000000000',
+    MAX_COMPLEXITY: '1000000',
+  }, [...heap, ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile)}`] : [])]);
+  await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
+  await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, heap);
+  await add('@apollo/gateway', 'bench/servers/apollo-gateway.ts', (port) => [supergraphPath, String(port)]);
+  return gateways;
+}
+
+async function main() {
+  const started = new Date();
+  console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
+  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const redis = await startRedis();
+  const subgraphs = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
+  const urls = Object.fromEntries(Object.entries(subgraphs).map(([name, port]) => [name, `http://127.0.0.1:${port}/graphql`]));
+  console.log('starting subgraphs (production mode, seeded embedded stores)');
+  const subgraphProcesses = {
+    catalog: await start('catalog', 'services/catalog/src/index.ts', [], { PORT: String(subgraphs.catalog), SEED: 'true' }, urls['catalog']!.replace('/graphql', '/healthz')),
+    orders: await start('orders', 'services/orders/src/index.ts', [], { PORT: String(subgraphs.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, urls['orders']!.replace('/graphql', '/healthz')),
+    users: await start('users', 'services/users/src/index.ts', [], { PORT: String(subgraphs.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, urls['users']!.replace('/graphql', '/healthz')),
+  };
+  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
+  writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
+  console.log('starting gateways');
+  const gateways = await startGateways(supergraphPath, redis.url);
+  const authorization = `Bearer ${await token('ADMIN', 'user-0000', { secret: SECRET })}`;
+  const headers = { 'content-type': 'application/json', authorization };
+  const storeCalls = async () => {
+    let sum = 0;
+    for (const url of Object.values(urls)) sum += await readCounter(url.replace('/graphql', '/metrics'), 'datastore_operations_total');
+    return sum;
+  };
+  const subgraphCpuMs = () => Object.values(subgraphProcesses).reduce((sum, child) => sum + processCpuMs(child.pid!), 0);
+
+  const measurements: Measurement[] = [];
+  try {
+    for (const scenario of scenarios) {
+      const body = JSON.stringify({ query: scenario.query, variables: scenario.variables });
+      // Every gateway's answer, verified identical (as JSON) before any timing; under load each response must be
+      // byte for byte the one its gateway gave here.
+      const expected = new Map<string, string>();
+      for (const gateway of gateways) {
+        const response = await fetch(gateway.url, { method: 'POST', headers, body });
+        const text = await response.text();
+        const parsed = JSON.parse(text) as { errors?: unknown };
+        if (response.status !== 200 || parsed.errors) throw new Error(`${gateway.name} (${scenario.id}): ${response.status} ${text.slice(0, 500)}`);
+        expected.set(gateway.name, text);
+      }
+      const reference = canonicalJson([...expected.values()][0]!);
+      for (const [name, text] of expected) {
+        if (canonicalJson(text) !== reference) throw new Error(`${name} answers scenario ${scenario.id} differently from ${gateways[0]!.name}`);
+      }
+      console.log(`\n(${scenario.id}) ${scenario.name}: response ${(Buffer.byteLength(reference) / 1024).toFixed(1)} KB, identical from all ${gateways.length} gateways`);
+
+      const load = (gateway: Gateway, seconds: number) =>
+        autocannon({ url: gateway.url, method: 'POST', headers, body, connections: CONNECTIONS, duration: seconds, expectBody: expected.get(gateway.name)! });
+      for (const gateway of gateways) await load(gateway, WARMUP);
+
+      const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[] }]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
+          const total = totals.get(gateway.name)!;
+          const [cpu0, subgraphCpu0, store0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(), await storeCalls()];
+          const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
+          const result = await load(gateway, DURATION);
+          clearInterval(sampler);
+          total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!));
+          const requests = result.requests.total;
+          total.requests += requests;
+          total.seconds += result.duration;
+          total.errors += result.errors + result.timeouts + result.non2xx;
+          total.mismatches += result.mismatches;
+          total.gatewayCpu += processCpuMs(gateway.process.pid!) - cpu0;
+          total.subgraphCpu += subgraphCpuMs() - subgraphCpu0;
+          total.storeCalls += (await storeCalls()) - store0;
+          total.p50.push(result.latency.p50);
+          total.p99.push(result.latency.p99);
+          console.log(
+            `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
+              `errors ${result.errors + result.non2xx}  differing bodies ${result.mismatches}`,
+          );
+        }
+      }
+      for (const gateway of gateways) {
+        const total = totals.get(gateway.name)!;
+        const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+        measurements.push({
+          scenario: scenario.id,
+          scenarioName: scenario.name,
+          gateway: gateway.name,
+          rps: total.requests / total.seconds,
+          p50: median(total.p50),
+          p99: median(total.p99),
+          gatewayCpuMs: total.gatewayCpu / total.requests,
+          subgraphCpuMs: total.subgraphCpu / total.requests,
+          peakRssMb: total.peakRss,
+          storeCalls: total.storeCalls / total.requests,
+          errors: total.errors,
+          mismatches: total.mismatches,
+          responseKb: Buffer.byteLength(reference) / 1024,
+        });
+      }
+    }
+    if (options.heap) {
+      const [ours, bare] = ['ours', 'hive runtime + rust planner'].map((name) => gateways.find((gateway) => gateway.name === name));
+      if (ours && bare) console.log(`\n${compareHeaps(await heapSnapshot(ours, options.heap), await heapSnapshot(bare, options.heap))}`);
+    }
+  } finally {
+    console.log('stopping every process');
+    // Gateways first (the last started), so that no request of theirs finds its subgraph gone.
+    for (const child of [...children].reverse()) await stop(child);
+    await redis.close();
+    rmSync(supergraphPath, { force: true });
+  }
+  const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+  console.log(`\n${renderTable(measurements, { date: started.toISOString(), machine, rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS })}`);
+  writeFileSync(options.chart, renderChart(measurements, `${started.toISOString().slice(0, 10)}, ${machine}`));
+  console.log(`chart written to ${options.chart}`);
+  if (options.profile) {
+    const profiles = readdirSync(options.profile).filter((file) => file.endsWith('.cpuprofile')).map((file) => resolve(options.profile!, file));
+    const newest = profiles.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+    if (newest) console.log(`\nour gateway's top self times (${newest}):\n${formatSelfTimes(selfTimes(newest, 25))}`);
+  }
+  const failed = measurements.some((m) => m.errors > 0 || m.mismatches > 0);
+  if (failed) console.error('some gateway answered with errors or differing bodies under load (see the table)');
+  process.exitCode = failed ? 1 : 0;
+}
+
+await main();

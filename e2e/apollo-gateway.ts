@@ -10,7 +10,7 @@ interface Context {
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-export async function startApolloGateway(supergraphSdl: string): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startApolloGateway(supergraphSdl: string, port = 0): Promise<{ url: string; stop(): Promise<void> }> {
   const gateway = new ApolloGateway({
     supergraphSdl,
     logger: silent,
@@ -25,7 +25,7 @@ export async function startApolloGateway(supergraphSdl: string): Promise<{ url: 
   });
   const server = new ApolloServer<Context>({ gateway, logger: silent, includeStacktraceInErrorResponses: false });
   const { url } = await startStandaloneServer(server, {
-    listen: { port: 0, host: '127.0.0.1' },
+    listen: { port, host: '127.0.0.1' },
     context: async ({ req }) => (req.headers.authorization ? { authorization: req.headers.authorization } : {}),
   });
   return { url, stop: () => server.stop() };

@@ -75,6 +75,22 @@ describe('automatic persisted queries', () => {
     }
   });
 
+  it('costs one Redis round trip per request once a replica knows the hash: the rate limit, no lookup', async () => {
+    const [first] = supergraph.gatewayUrls as [string, string];
+    const known = `query KnownHash($id: ID!) { product(id: $id) { id } }`;
+    // Signed in, so that the response cache (for anonymous callers) stays out of the count.
+    const admin = await token('ADMIN', 'user-0000');
+    await post({ url: first, hash: sha256(known), query: known, variables, token: admin });
+    const calls = async () =>
+      new Map([...(await inspect.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map(([, name, count]) => [name!, Number(count)]));
+    const before = await calls();
+    for (let i = 0; i < 5; i++) expect((await post({ url: first, hash: sha256(known), variables, token: admin })).body.data!.product).toMatchObject({ id: productId });
+    const after = await calls();
+    const sent = (name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
+    // The rate limit's script (EVALSHA, which runs SET, INCRBY and PTTL inside Redis) and no GET of the document.
+    expect([sent('evalsha'), sent('get'), sent('mget'), sent('exists')]).toEqual([5, 0, 0, 0]);
+  });
+
   it('serves hash-only GET requests, answering an unknown hash with 200 PersistedQueryNotFound', async () => {
     const other = `{ product(id: "${productId}") { price } }`;
     const miss = await get({ url: supergraph.url, hash: sha256(other) });

@@ -60,8 +60,10 @@ export function useHttpSemantics(graphqlEndpoint: string): GatewayPlugin {
           );
           return;
         }
-        if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw payloadTooLarge();
-        if (requestParser) setRequestParser((limited) => requestParser(limitBody(limited, fetchAPI)));
+        const declared = request.headers.get('content-length');
+        if (Number(declared ?? 0) > MAX_BODY_BYTES) throw payloadTooLarge();
+        // A body with a Content-Length ends there (Node's HTTP parser holds it to it); only a chunked one is counted.
+        if (declared === null && requestParser) setRequestParser((limited) => requestParser(limitBody(limited, fetchAPI)));
         return;
       }
       const contentType = mediaType(request);

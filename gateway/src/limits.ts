@@ -178,14 +178,37 @@ export function complexityError(maxComplexity: number, complexity: number): Grap
   );
 }
 
+/** Variable values a document is measured with, per document; past this many the oldest are forgotten. */
+const COMPLEXITIES_PER_DOCUMENT = 64;
+
+/**
+ * The complexity of each document (as parsed and cached by yoga, so one object per distinct text and schema) for each
+ * operation name and set of variables it was run with: measuring walks the whole document with its types. Bounded:
+ * a document yoga's cache drops is collected with its entries, and each keeps its latest COMPLEXITIES_PER_DOCUMENT.
+ */
+function complexityCache() {
+  const byDocument = new WeakMap<DocumentNode, { schema: GraphQLSchema; measured: Map<string, number | undefined> }>();
+  return (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | undefined) => {
+    let entry = byDocument.get(document);
+    if (!entry || entry.schema !== schema) byDocument.set(document, (entry = { schema, measured: new Map() }));
+    const key = `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}`;
+    if (entry.measured.has(key)) return entry.measured.get(key);
+    const complexity = measureComplexity(schema, document, operationName, variables);
+    if (entry.measured.size >= COMPLEXITIES_PER_DOCUMENT) entry.measured.delete(entry.measured.keys().next().value!);
+    entry.measured.set(key, complexity);
+    return complexity;
+  };
+}
+
 export function useOperationLimits(limits: OperationLimits): GatewayPlugin {
   const parseDocument = tokenLimitedParser(limits.maxTokens);
   const rules = [maxDepthRule(limits.maxDepth), maxAliasesRuleWithCode(limits.maxAliases), maxDirectivesPerFieldRule(limits.maxDirectivesPerField)];
+  const complexityOf = complexityCache();
   const checkComplexity = ({ args, setResultAndStopExecution }: {
     args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null };
     setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
   }) => {
-    const complexity = measureComplexity(args.schema, args.document, args.operationName, args.variableValues ?? undefined);
+    const complexity = complexityOf(args.schema, args.document, args.operationName, args.variableValues ?? undefined);
     if (complexity !== undefined && complexity > limits.maxComplexity) {
       setResultAndStopExecution({ errors: [complexityError(limits.maxComplexity, complexity)] });
     }

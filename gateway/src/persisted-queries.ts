@@ -11,7 +11,7 @@ import { createInMemoryAPQStore, useAPQ, type APQStore } from '@graphql-yoga/plu
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { ConfigError, ErrorCode, type Logger, type Redis } from '@ordergraph/common';
 import { GraphQLError } from 'graphql';
-import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { createLRUCache, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { z } from 'zod';
 import { isConnected } from './shared-state.js';
 
@@ -21,17 +21,29 @@ const APQ_TTL_SECONDS = 24 * 60 * 60;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** A Redis outage degrades to "not registered" (the client resends the query) instead of failing requests. */
+/** Documents by hash this replica has seen, so that a known hash costs no Redis round trip. */
+const LOCAL_APQ_ENTRIES = 1000;
+
+/**
+ * A Redis outage degrades to "not registered" (the client resends the query) instead of failing requests. A hash
+ * names one document for good (it is checked against the text before registration), so a copy this process keeps
+ * can never be stale; only the TTL of the shared entry is Redis's.
+ */
 function redisStore(redis: Redis, logger: Logger): APQStore {
+  const local = createLRUCache<string>({ max: LOCAL_APQ_ENTRIES });
   return {
-    get: async (hash) =>
-      isConnected(redis)
-        ? redis.get(APQ_KEY_PREFIX + hash).catch((error: unknown) => {
-            logger.warn({ err: error }, 'persisted query lookup failed');
-            return null;
-          })
-        : null,
+    get: async (hash) => {
+      const known = local.get(hash);
+      if (known !== undefined || !isConnected(redis)) return known ?? null;
+      const query = await redis.get(APQ_KEY_PREFIX + hash).catch((error: unknown) => {
+        logger.warn({ err: error }, 'persisted query lookup failed');
+        return null;
+      });
+      if (query !== null) local.set(hash, query);
+      return query;
+    },
     set: async (hash, query) => {
+      local.set(hash, query);
       if (!isConnected(redis)) return;
       await redis.set(APQ_KEY_PREFIX + hash, query, 'EX', APQ_TTL_SECONDS).catch((error: unknown) => {
         logger.warn({ err: error }, 'persisted query registration failed');

@@ -5,11 +5,14 @@
 // If-Modified-Since) are answered 304 at the very end, once every other plugin, the rate limit first, has run.
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { defaultBuildResponseCacheKey } from '@envelop/response-cache';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Logger, Redis } from '@ordergraph/common';
 import { isConnected } from './shared-state.js';
 
 const KEY_PREFIX = 'ordergraph:response:';
+/** The key of every request the cache neither reads nor fills. */
+const UNCACHED = 'uncached';
 
 interface Entity {
   typename: string;
@@ -117,6 +120,9 @@ export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPl
     // Everyone shares one public cache; authenticated queries never reach it (enabled below).
     session: () => null,
     enabled: (request, context) => options.cacheable(request, context) || options.mutates(context),
+    // The key is a SHA-256 of the document and variables, computed for every request; those the cache cannot serve
+    // (a mutation only invalidates) need none.
+    buildResponseCacheKey: (params) => (options.cacheable(params.request, params.context) ? defaultBuildResponseCacheKey(params) : UNCACHED),
     // The TTL is the request's cache policy, the one its Cache-Control header states (cache-control.ts).
     onTtl: ({ context }) => options.maxAge((context as { request: Request }).request) * 1000,
     includeExtensionMetadata: false,

@@ -1,5 +1,6 @@
 // Bearer JWTs: HS256 with a shared secret in development, RS256/ES256 against a JWKS in production (DESIGN section 4).
 import { SignJWT, createRemoteJWKSet, decodeJwt, jwtVerify, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { fromGlobalId } from './ids.js';
 
 export const ROLES = ['USER', 'ADMIN'] as const;
@@ -27,6 +28,9 @@ export class InvalidTokenError extends Error {
 
 export type TokenVerifier = (token: string) => Promise<Identity>;
 
+/** Verified tokens a process keeps; each entry is a few hundred bytes. */
+const VERIFIED_TOKENS = 10_000;
+
 /**
  * The JWKS could not be fetched or read: the identity provider failed, not the token, so this is no reason to refuse
  * the caller with 401 (the failure stays an internal one). jose throws its bare JOSEError only for a failed fetch.
@@ -48,7 +52,16 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
   } else {
     throw new Error('JWT_SECRET or JWT_JWKS_URL must be set');
   }
+  // Verifying a signature is the costliest step of a request's authentication; a token verified once is kept (by its
+  // full text, so nothing but that very token can hit) until it expires, and checked for expiry on every use.
+  const verified = new LRUCache<string, { viewer: Identity; expiresAt: number }>({ max: VERIFIED_TOKENS });
   return async (token) => {
+    const known = verified.get(token);
+    if (known) {
+      if (known.expiresAt > Date.now()) return known.viewer;
+      verified.delete(token);
+      throw new InvalidTokenError('Token expired');
+    }
     try {
       // Pinning `algorithms` rejects `alg: none` and algorithm confusion (an HS256 token signed with a public key).
       const { payload } = await jwtVerify(token, key as Uint8Array, {
@@ -62,7 +75,9 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
       if (!payload.sub || fromGlobalId(payload.sub)?.type !== 'User') {
         throw new InvalidTokenError('Token subject is not a user ID');
       }
-      return { userId: payload.sub, role };
+      const viewer = { userId: payload.sub, role } as const;
+      verified.set(token, { viewer, expiresAt: payload.exp! * 1000 });
+      return viewer;
     } catch (error) {
       if (error instanceof InvalidTokenError || isKeySetFailure(error)) throw error;
       if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError('Token expired');

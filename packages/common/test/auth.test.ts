@@ -1,5 +1,5 @@
 import { SignJWT, exportJWK, generateKeyPair, UnsecuredJWT } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidTokenError, bearerToken, createTokenVerifier, signDevToken, tokenExpiresAt } from '../src/auth.js';
 import { toGlobalId } from '../src/ids.js';
 
@@ -26,6 +26,29 @@ describe('token verification (HS256)', () => {
   ];
   it.each(refused)('refuses a token %s', async (_name, make) => {
     await expect(verify(await make())).rejects.toBeInstanceOf(InvalidTokenError);
+  });
+});
+
+describe('verified tokens kept for their lifetime', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('accept the same token again until it expires, then refuse it as expired', async () => {
+    vi.useFakeTimers({ now: Date.UTC(2026, 10, 1), toFake: ['Date'] });
+    const verifier = createTokenVerifier({ jwtSecret: secret });
+    const token = await signDevToken(secret, { sub, role: 'USER', expiresIn: '1m' });
+    expect(await verifier(token)).toEqual({ userId: sub, role: 'USER' });
+    vi.setSystemTime(Date.UTC(2026, 10, 1, 0, 0, 59));
+    expect(await verifier(token)).toEqual({ userId: sub, role: 'USER' });
+    vi.setSystemTime(Date.UTC(2026, 10, 1, 0, 1, 0));
+    await expect(verifier(token)).rejects.toThrow('Token expired');
+  });
+
+  it('never accept a token that differs from a verified one, even by its signature alone', async () => {
+    const verifier = createTokenVerifier({ jwtSecret: secret });
+    const token = await signDevToken(secret, { sub, role: 'ADMIN' });
+    await verifier(token);
+    const forged = `${token.slice(0, -2)}${token.endsWith('AA') ? 'AB' : 'AA'}`;
+    await expect(verifier(forged)).rejects.toBeInstanceOf(InvalidTokenError);
   });
 });
 

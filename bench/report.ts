@@ -1,0 +1,102 @@
+// The benchmark's outputs: a Markdown table with the ratios ours/each, and an SVG chart. The chart is written by hand
+// (a few rectangles and labels): a charting library would bring a browser or a canvas for six bar panels.
+export interface Measurement {
+  scenario: string;
+  scenarioName: string;
+  gateway: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  gatewayCpuMs: number;
+  subgraphCpuMs: number;
+  peakRssMb: number;
+  storeCalls: number;
+  errors: number;
+  mismatches: number;
+  responseKb: number;
+}
+
+export interface RunInfo {
+  date: string;
+  machine: string;
+  rounds: number;
+  duration: number;
+  connections: number;
+}
+
+const OURS = 'ours';
+const fixed = (value: number, digits: number) => value.toFixed(digits);
+
+export function renderTable(measurements: Measurement[], run: RunInfo): string {
+  const lines = [
+    `${run.date}, ${run.machine}; ${run.rounds} alternating rounds x ${run.duration} s per gateway, ${run.connections} connections.`,
+    '',
+    '| scenario | gateway | req/s | p50 ms | p99 ms | gateway CPU ms/req | subgraph CPU ms/req | peak RSS MB | store calls/req | errors | differing bodies | ours/this req/s | ours/this CPU |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const scenario of [...new Set(measurements.map((m) => m.scenario))]) {
+    const rows = measurements.filter((m) => m.scenario === scenario);
+    const ours = rows.find((m) => m.gateway === OURS);
+    rows.forEach((m, index) => {
+      const label = index === 0 ? `(${m.scenario}) ${m.scenarioName}, ${fixed(m.responseKb, 1)} KB` : '';
+      const ratios = ours && m.gateway !== OURS ? [`${fixed(ours.rps / m.rps, 2)}x`, `${fixed(ours.gatewayCpuMs / m.gatewayCpuMs, 2)}x`] : ['', ''];
+      lines.push(
+        `| ${label} | ${m.gateway} | ${fixed(m.rps, 0)} | ${m.p50} | ${m.p99} | ${fixed(m.gatewayCpuMs, 2)} | ${fixed(m.subgraphCpuMs, 2)} | ${fixed(m.peakRssMb, 0)} | ${fixed(m.storeCalls, 1)} | ${m.errors} | ${m.mismatches} | ${ratios.join(' | ')} |`,
+      );
+    });
+  }
+  return lines.join('\n');
+}
+
+const COLORS: Record<string, string> = {
+  ours: '#1f77b4',
+  'hive runtime': '#aec7e8',
+  'hive runtime + rust planner': '#ff7f0e',
+  '@apollo/gateway': '#7f7f7f',
+};
+const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Two rows of panels, one panel per scenario: requests per second (higher is better), gateway CPU ms per request. */
+export function renderChart(measurements: Measurement[], caption: string): string {
+  const scenarios = [...new Set(measurements.map((m) => m.scenario))];
+  const gateways = [...new Set(measurements.map((m) => m.gateway))];
+  const metrics: { title: string; value(m: Measurement): number; digits: number }[] = [
+    { title: 'req/s (higher is better)', value: (m) => m.rps, digits: 0 },
+    { title: 'gateway CPU ms per request (lower is better)', value: (m) => m.gatewayCpuMs, digits: 2 },
+  ];
+  const panelWidth = 300;
+  const barHeight = 18;
+  const panelHeight = 40 + gateways.length * (barHeight + 6);
+  const labelWidth = 0;
+  const width = scenarios.length * panelWidth + 20;
+  const legendHeight = 30 + gateways.length * 0;
+  const height = 40 + metrics.length * panelHeight + legendHeight + 20;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="10" y="20" font-size="13" font-weight="bold">Gateways side by side: ${escape(caption)}</text>`,
+  ];
+  metrics.forEach((metric, row) => {
+    scenarios.forEach((scenario, column) => {
+      const x0 = 10 + column * panelWidth + labelWidth;
+      const y0 = 40 + row * panelHeight;
+      const rows = gateways.map((gateway) => measurements.find((m) => m.scenario === scenario && m.gateway === gateway)!);
+      const max = Math.max(...rows.map(metric.value));
+      parts.push(`<text x="${x0}" y="${y0 + 12}" font-weight="bold">(${scenario}) ${escape(metric.title)}</text>`);
+      rows.forEach((m, index) => {
+        const y = y0 + 22 + index * (barHeight + 6);
+        const barWidth = ((panelWidth - 70) * metric.value(m)) / max;
+        parts.push(`<rect x="${x0}" y="${y}" width="${barWidth.toFixed(1)}" height="${barHeight}" fill="${COLORS[m.gateway] ?? '#999'}"/>`);
+        parts.push(`<text x="${(x0 + barWidth + 4).toFixed(1)}" y="${y + 13}">${metric.value(m).toFixed(metric.digits)}</text>`);
+      });
+    });
+  });
+  const legendY = 40 + metrics.length * panelHeight + 10;
+  gateways.forEach((gateway, index) => {
+    const x = 10 + index * 200;
+    parts.push(`<rect x="${x}" y="${legendY}" width="12" height="12" fill="${COLORS[gateway] ?? '#999'}"/>`);
+    parts.push(`<text x="${x + 16}" y="${legendY + 10}">${escape(gateway)}</text>`);
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
