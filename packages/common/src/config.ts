@@ -18,15 +18,6 @@ export const baseEnvSchema = z.object({
   JWT_JWKS_URL: z.url().optional(),
   JWT_ISSUER: z.string().optional(),
   JWT_AUDIENCE: z.string().optional(),
-  // OpenTelemetry's standard variables (telemetry.ts); no endpoint, no tracing.
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
-  OTEL_SERVICE_NAME: z.string().optional(),
-  OTEL_TRACES_SAMPLER: z
-    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
-    .optional(),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
-  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
 });
 
 /** Settings of a subgraph: its datastore and whether to seed it. */

@@ -1,5 +1,5 @@
-// Logs: one JSON object per line from every process (pino), each line about a request carrying its request ID (and,
-// with tracing on, its trace and span IDs), never a credential.
+// Logs: one JSON object per line from every process (pino), each line about a request carrying its request ID, never
+// a credential.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
@@ -26,14 +26,11 @@ const WELL_FORMED_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export const requestIdFrom = (header: string | null | undefined): string =>
   header && WELL_FORMED_REQUEST_ID.test(header) ? header : randomUUID();
 
-/** Fields added to every line: the request's ID and, with tracing on, its trace (telemetry.ts registers that part). */
-const lineContext: (() => Record<string, string>)[] = [
-  (): Record<string, string> => {
-    const request = requestContext.getStore();
-    return request ? { requestId: request.requestId } : {};
-  },
-];
-export const addLogContext = (fields: () => Record<string, string>): void => void lineContext.push(fields);
+/** The request's ID, on every line logged while serving it. */
+function lineContext(): Record<string, string> {
+  const request = requestContext.getStore();
+  return request ? { requestId: request.requestId } : {};
+}
 
 // Credentials never reach a log line: fields by name, and bearer tokens or JWTs inside any string (a library's debug
 // line may quote a header or a curl command).
@@ -56,7 +53,7 @@ export function createLogger(service: string, level: string = process.env['LOG_L
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
-    mixin: () => Object.assign({}, ...lineContext.map((fields) => fields())),
+    mixin: lineContext,
     formatters: { log: (object) => redact(object) as Record<string, unknown> },
     hooks: {
       logMethod(args, method) {
