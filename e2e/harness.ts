@@ -13,6 +13,7 @@ import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { createUsersService } from '@ordergraph/users';
 import { loadUsersConfig } from '@ordergraph/users/config';
 import { readCounter, startRedis, type TestRedis } from '@ordergraph/testkit';
+import type { DestinationStream } from 'pino';
 
 export type SubgraphName = 'users' | 'orders' | 'catalog';
 
@@ -45,13 +46,15 @@ export interface SupergraphOptions {
   supergraphFile?: string;
   /** Gateway replicas to start in front of the same subgraphs. */
   gateways?: number;
+  /** Where every process's log lines go (at env.LOG_LEVEL); stdout by default. */
+  logs?: DestinationStream;
   /** Starts a private Redis and gives every gateway replica its REDIS_URL, so they share state through it. */
   redis?: boolean;
 }
 
 export async function startSupergraph(options: SupergraphOptions = {}): Promise<Supergraph> {
   const env = { LOG_LEVEL: 'silent', SEED: 'true', ...options.env };
-  const logger = (name: string) => createLogger(name, env.LOG_LEVEL);
+  const logger = (name: string) => createLogger(name, env.LOG_LEVEL, options.logs);
   const started: { stop(): Promise<void> }[] = [];
   const stopped = new Set<{ stop(): Promise<void> }>();
   const services = new Map<string, SubgraphService>();

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverAudits } from 'graphql-http';
 import { toGlobalId } from '@ordergraph/common';
-import { graphql, token } from '@ordergraph/testkit';
+import { graphql, token, withoutRequestIds } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
 const MiB = 1024 * 1024;
@@ -31,7 +31,7 @@ async function send(url: string, init: RequestInit & { duplex?: 'half' } = {}): 
     expect(error.extensions?.['code']).toEqual(expect.any(String));
     expect(JSON.stringify(error)).not.toMatch(/originalError|stacktrace|serviceName|ECONNREFUSED|127\.0\.0\.1|SyntaxError|\bat .+:\d+/);
   }
-  return { status: response.status, headers: response.headers, body };
+  return { status: response.status, headers: response.headers, body: withoutRequestIds(body, response.headers) };
 }
 
 const post = (url: string, body: BodyInit | null, headers: Record<string, string> = { 'content-type': JSON_TYPE }) =>

@@ -8,7 +8,7 @@ import { ApolloClient, HttpLink, InMemoryCache, gql, type TypedDocumentNode } fr
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId, type Redis } from '@ordergraph/common';
-import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
+import { graphql, token, withoutRequestIds, type GraphQLResponse } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from './harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -39,7 +39,7 @@ async function post({ url, hash, query, variables, token }: PersistedRequest): P
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({ ...(query ? { query } : {}), variables, extensions: extensions(hash) }),
   });
-  return { status: response.status, headers: response.headers, body: await response.json() };
+  return { status: response.status, headers: response.headers, body: withoutRequestIds(await response.json(), response.headers) };
 }
 
 async function get({ url, hash, query, variables }: PersistedRequest): Promise<GraphQLResponse> {
@@ -48,7 +48,7 @@ async function get({ url, hash, query, variables }: PersistedRequest): Promise<G
   if (variables) search.set('variables', JSON.stringify(variables));
   // A GET carries a header that forces a CORS preflight, as the gateway's CSRF protection asks of browsers' GETs.
   const response = await fetch(`${url}?${search}`, { headers: { accept: 'application/json', 'apollo-require-preflight': 'true' } });
-  return { status: response.status, headers: response.headers, body: await response.json() };
+  return { status: response.status, headers: response.headers, body: withoutRequestIds(await response.json(), response.headers) };
 }
 
 const notFound = { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } };

@@ -19,6 +19,7 @@ import {
   subscribe,
   token,
   waitFor,
+  withoutRequestIds,
   wsClient,
   type Stream,
   type SubscriptionResult,
@@ -126,7 +127,7 @@ async function outcome(stream: Stream<SubscriptionResult>): Promise<Outcome> {
   if (Array.isArray(failure)) return { errors: failure }; // an `error` message
   const response = (failure as { response?: Response } | undefined)?.response;
   if (!response) throw new Error(`ended without a result: ${String(failure)}`);
-  return { status: response.status, retryAfter: response.headers.get('retry-after'), ...(await eventStreamResult(response)) };
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), ...withoutRequestIds(await eventStreamResult(response), response.headers) };
 }
 
 /** The result an event-stream response carries in its one `next` event (how yoga answers a refused SSE request). */

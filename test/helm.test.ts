@@ -77,11 +77,10 @@ const processes = {
 };
 
 const renderings = {
-  'a Secret of its own, Redis Sentinel, tracing, the supergraph in a ConfigMap': [
+  'a Secret of its own, Redis Sentinel, the supergraph in a ConfigMap': [
     ...REQUIRED,
     '--set', 'redis.sentinels=sentinel-0:26379\\,sentinel-1:26379\\,sentinel-2:26379',
     '--set', 'redis.sentinelMaster=ordergraph',
-    '--set', 'otel.endpoint=http://otel-collector:4318',
     '--set-file', 'supergraph.sdl=supergraph.graphql',
   ],
   'an existing Secret, a JWKS, Redis Cluster, no autoscaling': [

@@ -3,7 +3,7 @@
 // SUBGRAPH_UNAVAILABLE, and anything unexpected is masked as INTERNAL_SERVER_ERROR, without internal detail.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { ErrorCode, INTERNAL_ERROR_MESSAGE, isPublicCode, rootCause } from '@ordergraph/common';
+import { ErrorCode, INTERNAL_ERROR_MESSAGE, currentRequest, isPublicCode, rootCause } from '@ordergraph/common';
 import { TRANSPORT_FAILURES, isTimeout } from './upstream.js';
 
 
@@ -28,7 +28,7 @@ export const SUBGRAPH_TIMEOUT_MESSAGE = 'A service needed for this request did n
 
 /** A JSON error response for refusals made before GraphQL runs. */
 export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ errors: [{ message, extensions: { code } }] }), {
+  return new Response(JSON.stringify({ errors: [{ message, extensions: { code, ...requestIdExtension() } }] }), {
     status,
     headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
   });
@@ -99,11 +99,24 @@ export function createErrorPolicy({ production }: { production: boolean }) {
  * `maskedErrors.maskError` (the same policy), but validation errors and results set by plugins reach the client
  * without a mask, so they are cleaned here.
  */
+/** The request's ID, for an error's extensions, so a client's report names the log lines to read. */
+const requestIdExtension = (): { requestId?: string } => {
+  const requestId = currentRequest()?.requestId;
+  return requestId ? { requestId } : {};
+};
+
+const withRequestId = (error: GraphQLError): GraphQLError => {
+  const extension = requestIdExtension();
+  if (!extension.requestId) return error;
+  const { nodes, source, positions, path, originalError } = error;
+  return new GraphQLError(error.message, { nodes, source, positions, path, originalError, extensions: { ...error.extensions, ...extension } });
+};
+
 export function useErrorPolicy(publicError: (error: unknown) => GraphQLError): GatewayPlugin {
   return {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
-      setResult({ ...result, errors: result.errors.map(publicError) });
+      setResult({ ...result, errors: result.errors.map((error) => withRequestId(publicError(error))) });
     },
   };
 }

@@ -5,12 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
 import {
   INTERNAL_ERROR_MESSAGE,
+  REQUEST_ID_HEADER,
   authSettings,
   createMetricsRegistry,
   createTokenVerifier,
   redisTarget,
   shutdownSettings,
   type Drainable,
+  requestIdFrom,
+  withRequest,
   type Logger,
 } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
@@ -18,6 +21,7 @@ import { introspectionMode, subgraphUrlOverrides, upstreamSettings, type Gateway
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
+import { hiveLogger } from './logging.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins } from './edge.js';
@@ -59,7 +63,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   );
   Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
 
-  const shared = openSharedState(redisTarget(config), logger, production);
+  const shared = openSharedState(redisTarget(config), logger, production, registry);
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
   const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
@@ -79,14 +83,16 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     readinessCheckEndpoint: READINESS_ENDPOINT,
     landingPage: !production,
     ...graphiqlOptions(config, auth.jwtSecret),
-    logging: config.LOG_LEVEL === 'silent' ? false : config.LOG_LEVEL === 'trace' ? 'debug' : config.LOG_LEVEL === 'fatal' ? 'error' : config.LOG_LEVEL,
+    logging: hiveLogger(logger, config.LOG_LEVEL),
     // The runtime's deadline for a whole request; http.ts makes its bare 503 a JSON GATEWAY_TIMEOUT.
     requestDeadline: config.REQUEST_DEADLINE_MS,
-    // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves.
+    // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves; the request ID
+    // (set by the HTTP server below) so their log lines about this request carry it too.
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => {
         const authorization = request.headers.get('authorization');
-        return authorization ? { authorization } : {};
+        const requestId = request.headers.get(REQUEST_ID_HEADER);
+        return { ...(authorization ? { authorization } : {}), ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}) };
       },
     },
     plugins: () => [
@@ -108,12 +114,17 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   const shutdown = shutdownSettings(config);
   const server = http.createServer();
   const drain = httpDrain(server);
+  // Every request runs with its ID (the client's when well-formed, else a new one): in its log lines, its response's
+  // header, the headers sent to subgraphs and its errors.
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const requestId = requestIdFrom(request.headers[REQUEST_ID_HEADER] as string | undefined);
+    request.headers[REQUEST_ID_HEADER] = requestId;
+    response.setHeader(REQUEST_ID_HEADER, requestId);
     if (drain.draining && request.url?.split('?')[0] === READINESS_ENDPOINT) {
       response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'draining' }));
       return;
     }
-    void runtime(request, response);
+    withRequest(requestId, () => void runtime(request, response));
   });
   const websockets = serveWebSockets(server, runtime, {
     path: GRAPHQL_ENDPOINT,

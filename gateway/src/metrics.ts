@@ -1,23 +1,108 @@
-// /metrics in Prometheus format, and request durations by operation name.
+// /metrics in Prometheus format: requests by operation (named from the parsed document, a bounded set of names),
+// every subgraph call (duration, errors by code, timeouts, in flight), plus what other modules register (subscriptions,
+// Redis, Node's process metrics).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { graphqlRequestHistogram } from '@ordergraph/common';
-import type { Registry } from 'prom-client';
+
+/** Distinct operation names kept as labels; later ones are counted as "other", so a client cannot grow the series. */
+export const MAX_OPERATION_LABELS = 200;
+const OTHER = 'other';
+const TIMEOUT_CODES = new Set(['TIMEOUT', 'GATEWAY_TIMEOUT', 'SUBGRAPH_TIMEOUT', 'UPSTREAM_TIMEOUT']);
+const SAFE_CODE = /^[A-Z][A-Z0-9_]{0,39}$/;
+
+/** The names an operation is counted under: its own while fewer than MAX_OPERATION_LABELS are known, else "other". */
+function operationLabels() {
+  const known = new Set<string>();
+  const byDocument = new WeakMap<DocumentNode, string>();
+  return (document: DocumentNode, operationName: string | null | undefined): string => {
+    const cached = operationName ? undefined : byDocument.get(document);
+    if (cached) return cached;
+    const name = getOperationAST(document, operationName)?.name?.value ?? 'anonymous';
+    const label = known.has(name) || (known.size < MAX_OPERATION_LABELS && known.add(name)) ? name : OTHER;
+    if (!operationName) byDocument.set(document, label);
+    return label;
+  };
+}
+
+const codeOf = (error: Pick<GraphQLError, 'extensions'> | undefined): string => {
+  const code = error?.extensions?.['code'];
+  return typeof code === 'string' && SAFE_CODE.test(code) ? code : 'UNKNOWN';
+};
+const isTimeout = (error: unknown, code: string) =>
+  TIMEOUT_CODES.has(code) || (error instanceof Error && (error.name === 'TimeoutError' || /timed? ?out/i.test(error.message)));
 
 export function useMetrics(registry: Registry): GatewayPlugin {
-  const histogram = graphqlRequestHistogram(registry);
+  const requests = graphqlRequestHistogram(registry);
+  const operationErrors = new Counter({
+    name: 'graphql_operation_errors_total',
+    help: 'Errors in GraphQL responses by operation name (from the parsed document) and code',
+    labelNames: ['operation', 'code'],
+    registers: [registry],
+  });
+  const subgraphDuration = new Histogram({
+    name: 'gateway_subgraph_request_duration_seconds',
+    help: 'Duration of calls to each subgraph',
+    labelNames: ['subgraph'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const subgraphErrors = new Counter({
+    name: 'gateway_subgraph_errors_total',
+    help: 'Errors from each subgraph by code (a failed call counts once, with the code it failed with)',
+    labelNames: ['subgraph', 'code'],
+    registers: [registry],
+  });
+  const subgraphTimeouts = new Counter({
+    name: 'gateway_subgraph_timeouts_total',
+    help: 'Calls to each subgraph that timed out',
+    labelNames: ['subgraph'],
+    registers: [registry],
+  });
+  const inFlight = new Gauge({ name: 'gateway_subgraph_requests_in_flight', help: 'Calls to each subgraph awaiting an answer', labelNames: ['subgraph'], registers: [registry] });
+  const operationOf = operationLabels();
+  // Series start at zero when a subgraph is first called, so rate() and alerts see them before the first timeout.
+  const seen = new Set<string>();
+  const firstCall = (subgraph: string) => {
+    seen.add(subgraph);
+    subgraphTimeouts.inc({ subgraph }, 0);
+  };
+
+  const recordErrors = (subgraph: string, errors: readonly unknown[]) => {
+    for (const error of errors) {
+      const code = codeOf(error as GraphQLError);
+      subgraphErrors.inc({ subgraph, code });
+      if (isTimeout(error, code)) subgraphTimeouts.inc({ subgraph });
+    }
+  };
+
   return {
     async onRequest({ url, endResponse }) {
       if (url.pathname !== '/metrics') return;
       endResponse(new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } }));
     },
     onExecute({ args }) {
-      const end = histogram.startTimer();
-      const operation = args.operationName ?? 'anonymous';
+      const end = requests.startTimer();
+      const operation = operationOf(args.document, args.operationName);
       return {
         onExecuteDone({ result }) {
-          const failed = 'errors' in result && Array.isArray(result.errors) && result.errors.length > 0;
-          end({ operation, status: failed ? 'error' : 'ok' });
+          const errors = 'errors' in result && Array.isArray(result.errors) ? (result.errors as GraphQLError[]) : [];
+          for (const error of errors) operationErrors.inc({ operation, code: codeOf(error) });
+          end({ operation, status: errors.length > 0 ? 'error' : 'ok' });
         },
+      };
+    },
+    // One timer per subgraph call (never per field); subscriptions are counted by subscriptions.ts instead.
+    onSubgraphExecute({ subgraphName: subgraph, executionRequest }) {
+      if (executionRequest.operationType === 'subscription') return;
+      if (!seen.has(subgraph)) firstCall(subgraph);
+      inFlight.inc({ subgraph });
+      const end = subgraphDuration.startTimer({ subgraph });
+      return ({ result }) => {
+        inFlight.dec({ subgraph });
+        end();
+        if (!(Symbol.asyncIterator in result) && result.errors?.length) recordErrors(subgraph, result.errors);
       };
     },
   };

@@ -2,6 +2,7 @@
 // Sentinel or Cluster) when configured; otherwise this process's memory, a fallback for development only, announced at start (as an
 // error in production, where replicas would each count and cache on their own).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import type { Registry } from 'prom-client';
 import { createRedis, pingRedis, type Logger, type Redis, type RedisTarget } from '@ordergraph/common';
 
 export interface SharedState {
@@ -20,7 +21,7 @@ const CONNECT_WAIT_MS = 5_000;
  */
 export const isConnected = (redis: Redis): boolean => redis.status === 'ready';
 
-export function openSharedState(target: RedisTarget | undefined, logger: Logger, production: boolean): SharedState {
+export function openSharedState(target: RedisTarget | undefined, logger: Logger, production: boolean, registry?: Registry): SharedState {
   if (!target) {
     logger[production ? 'error' : 'warn'](
       'No Redis is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): persisted queries, rate-limit counters and the response cache live in this process only ' +
@@ -28,7 +29,7 @@ export function openSharedState(target: RedisTarget | undefined, logger: Logger,
     );
     return { redis: undefined, connected: async () => {}, close: async () => {} };
   }
-  const redis = createRedis(target, logger);
+  const redis = createRedis(target, logger, {}, registry && { registry, connection: 'shared-state' });
   return {
     redis,
     async connected() {

@@ -3,7 +3,7 @@
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, activeSubscriptionsGauge, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
+import { ErrorCode, subscriptionMetrics, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
@@ -79,7 +79,7 @@ export interface SubscriptionLimits {
 }
 
 export function subscriptionTracking(registry: Registry, logger: Logger, limits: SubscriptionLimits): SubscriptionTracking {
-  const gauge = activeSubscriptionsGauge(registry);
+  const gauge = subscriptionMetrics(registry);
   const mapError = upstreamFailure(logger);
   const eventStreams = new Set<Socket>();
   const slow = new Counter({

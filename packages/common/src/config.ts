@@ -39,16 +39,6 @@ export const baseEnvSchema = z.object({
     .min(1)
     .default(SHUTDOWN_DEADLINE_MS)
     .describe('ms after the signal at which the process exits (1) whatever remains; must exceed SHUTDOWN_DELAY + SHUTDOWN_DRAIN_TIMEOUT.'),
-  // OpenTelemetry's standard variables (telemetry.ts); no endpoint, no tracing.
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional().describe('OTLP endpoint traces are exported to; unset: no tracing.'),
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf').describe('OTLP encoding.'),
-  OTEL_SERVICE_NAME: z.string().optional().describe('The service name on the traces; unset: the process\'s own name.'),
-  OTEL_TRACES_SAMPLER: z
-    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
-    .optional()
-    .describe('Which traces are sampled (OpenTelemetry\'s sampler names).'),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional().describe('The ratio for the traceidratio samplers.'),
-  OTEL_RESOURCE_ATTRIBUTES: z.string().optional().describe('Extra resource attributes on the traces (key=value,key=value).'),
 });
 
 /** How a process drains on SIGTERM/SIGINT (run.ts). */

@@ -2,6 +2,7 @@
 // events. One factory, so every process connects, retries and reports the same way, to one node, a Sentinel-watched
 // primary or a Cluster.
 import { Cluster, Redis as RedisNode, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Logger } from './logger.js';
 
@@ -75,7 +76,7 @@ export type ConnectionOptions = Pick<RedisOptions, 'enableOfflineQueue' | 'maxRe
  * backoff. After a Sentinel failover the client follows the new primary (and reconnects when a demoted one answers
  * READONLY); a Cluster client follows slot moves.
  */
-export function createRedis(target: RedisTarget | string, logger: Logger, options: ConnectionOptions = {}): Redis {
+export function createRedis(target: RedisTarget | string, logger: Logger, options: ConnectionOptions = {}, metrics?: RedisMetrics): Redis {
   const resolved: RedisTarget = typeof target === 'string' ? { mode: 'node', url: target } : target;
   const connection: RedisOptions = {
     lazyConnect: false,
@@ -121,7 +122,45 @@ export function createRedis(target: RedisTarget | string, logger: Logger, option
     if (!healthy) logger.info('redis connection restored');
     healthy = true;
   });
+  if (metrics) instrument(redis, metrics);
   return redis;
+}
+
+/** Where a connection reports its state and its failed commands, under its name (`connection` label). */
+export interface RedisMetrics {
+  registry: Registry;
+  connection: string;
+}
+
+const singleMetric = <T>(registry: Registry, name: string, create: () => T): T => (registry.getSingleMetric(name) as T | undefined) ?? create();
+
+function instrument(redis: Redis, { registry, connection }: RedisMetrics): void {
+  const up = singleMetric(
+    registry,
+    'redis_connection_up',
+    () => new Gauge({ name: 'redis_connection_up', help: 'Whether a Redis connection is ready (1) or not (0)', labelNames: ['connection'], registers: [registry] }),
+  );
+  const failed = singleMetric(
+    registry,
+    'redis_command_errors_total',
+    () =>
+      new Counter({
+        name: 'redis_command_errors_total',
+        help: 'Redis commands that failed (timed out, refused while disconnected, or answered with an error)',
+        labelNames: ['connection'],
+        registers: [registry],
+      }),
+  );
+  up.set({ connection }, 0);
+  failed.inc({ connection }, 0);
+  redis.on('ready', () => up.set({ connection }, 1));
+  for (const event of ['close', 'end', 'error']) redis.on(event, () => up.set({ connection }, 0));
+  // ioredis has no hook per command: every command passes through sendCommand, whose promise tells how it ended.
+  const send = redis.sendCommand.bind(redis) as (command: { promise: Promise<unknown> }, ...rest: unknown[]) => unknown;
+  (redis as unknown as { sendCommand: typeof send }).sendCommand = (command, ...rest) => {
+    command.promise.catch(() => failed.inc({ connection }));
+    return send(command, ...rest);
+  };
 }
 
 /** Readiness probe: throws unless Redis answers PING. */

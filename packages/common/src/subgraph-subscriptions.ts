@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
 import type { TokenVerifier } from './auth.js';
 import type { RequestIdentity } from './subgraph.js';
-import { activeSubscriptionsGauge, trackSubscription, websocketAuthentication } from './subscriptions.js';
+import { subscriptionMetrics, trackSubscription, websocketAuthentication } from './subscriptions.js';
 
 export interface SubgraphSubscriptionsOptions<TContext> {
   httpServer: http.Server;
@@ -31,7 +31,7 @@ const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
 
 export function serveSubgraphSubscriptions<TContext>(options: SubgraphSubscriptionsOptions<TContext>): Disposable {
   const { formatError } = options;
-  const gauge = activeSubscriptionsGauge(options.registry);
+  const gauge = subscriptionMetrics(options.registry);
   const authentication = websocketAuthentication(options.verifyToken);
   const wsServer = new WebSocketServer({ server: options.httpServer, path: options.path });
   const server = useServer(

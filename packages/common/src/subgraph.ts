@@ -8,12 +8,12 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import express from 'express';
-import { GraphQLError, parse } from 'graphql';
+import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
 import type { Registry } from 'prom-client';
 import { InvalidTokenError, createTokenVerifier, viewerFromHeader, type TokenVerifier, type Viewer } from './auth.js';
 import { authSettings, shutdownSettings, type ShutdownSettings, type SubgraphConfig } from './config.js';
 import { ErrorCode, createErrorMasker } from './errors.js';
-import type { Logger } from './logger.js';
+import { REQUEST_ID_HEADER, currentRequest, requestIdFrom, withRequest, type Logger } from './logger.js';
 import { createMetricsRegistry, datastoreOperationsCounter, graphqlRequestHistogram } from './metrics.js';
 import type { Drainable } from './run.js';
 import { instrumentDatabase, openDatabase, type DocumentDatabase } from './store/index.js';
@@ -95,14 +95,17 @@ export interface SubgraphService extends Drainable {
   stop(): Promise<void>;
 }
 
-function requestMetricsPlugin(registry: Registry): ApolloServerPlugin {
+/** Times every request, and logs it at debug level (an access log, with the request's ID like every line). */
+function requestMetricsPlugin(registry: Registry, logger: Logger): ApolloServerPlugin {
   const histogram = graphqlRequestHistogram(registry);
   return {
     async requestDidStart() {
       const end = histogram.startTimer();
       return {
         async willSendResponse({ operationName, errors }) {
-          end({ operation: operationName ?? 'anonymous', status: errors?.length ? 'error' : 'ok' });
+          const labels = { operation: operationName ?? 'anonymous', status: errors?.length ? 'error' : 'ok' };
+          const seconds = end(labels);
+          logger.debug({ ...labels, durationMs: Math.round(seconds * 1000) }, 'graphql request');
         },
       };
     },
@@ -116,9 +119,22 @@ export async function createSubgraphService<TContext extends BaseContext>(
   const { registry, verifyToken, production, db, shutdown } = options.resources;
   let draining = false;
   const app = express();
+  // Every request runs with its ID (the gateway's, or the client's when well-formed, else a new one): in its log
+  // lines, its response's header, its errors and the calls it makes to other subgraphs.
+  app.use((req, res, next) => {
+    const requestId = requestIdFrom(req.get(REQUEST_ID_HEADER));
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    withRequest(requestId, next);
+  });
   const httpServer = http.createServer(app);
   const schema = buildSubgraphSchema([{ typeDefs: parse(options.typeDefs), resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
-  const formatError = createErrorMasker((error) => logger.error({ err: error }, 'internal error'));
+  const masked = createErrorMasker((error) => logger.error({ err: error }, 'internal error'));
+  // Every error names the request's ID, so a client's report names the log lines to read.
+  const formatError = (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const result = masked(formatted, error);
+    const requestId = currentRequest()?.requestId;
+    return requestId ? { ...result, extensions: { ...result.extensions, requestId } } : result;
+  };
   const subscriptions = options.subscriptions
     ? serveSubgraphSubscriptions({ ...options, registry, verifyToken, httpServer, path: '/graphql', schema, formatError })
     : undefined;
@@ -133,7 +149,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: shutdown.drainTimeoutMs }),
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
-      requestMetricsPlugin(registry),
+      requestMetricsPlugin(registry, logger),
       ...(production ? [ApolloServerPluginLandingPageDisabled()] : []),
     ],
     logger,

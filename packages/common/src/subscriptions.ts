@@ -2,16 +2,31 @@
 // wrapper that keeps it true however a stream ends, and how a WebSocket connection authenticates.
 import type { IncomingMessage } from 'node:http';
 import { Repeater } from '@repeaterjs/repeater';
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { InvalidTokenError, viewerFromHeader, type TokenVerifier } from './auth.js';
 import type { RequestIdentity } from './subgraph.js';
 
-export function activeSubscriptionsGauge(registry: Registry): Gauge {
-  return new Gauge({
-    name: 'graphql_active_subscriptions',
-    help: 'Subscription streams open in this process (WebSocket and SSE); falls back to its baseline as clients leave',
-    registers: [registry],
-  });
+export interface SubscriptionMetrics {
+  active: Gauge;
+  started: Counter;
+  ended: Counter<'reason'>;
+}
+
+export function subscriptionMetrics(registry: Registry): SubscriptionMetrics {
+  return {
+    active: new Gauge({
+      name: 'graphql_active_subscriptions',
+      help: 'Subscription streams open in this process (WebSocket and SSE); falls back to its baseline as clients leave',
+      registers: [registry],
+    }),
+    started: new Counter({ name: 'graphql_subscriptions_started_total', help: 'Subscription streams started', registers: [registry] }),
+    ended: new Counter({
+      name: 'graphql_subscriptions_ended_total',
+      help: 'Subscription streams ended, by reason: complete (the source ended), client (the client left), error, expired (its token did)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+  };
 }
 
 export interface TrackOptions<T> {
@@ -62,9 +77,11 @@ function interruptible() {
  * client that left), and `source` is returned in every case. A Repeater, not an async generator: a generator that
  * waits for the source's next event cannot be returned before that event arrives, so a quiet stream would leak.
  */
-export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, options: TrackOptions<T> = {}): AsyncIterableIterator<T> {
+export function trackSubscription<T>(source: AsyncIterable<T>, metrics: SubscriptionMetrics, options: TrackOptions<T> = {}): AsyncIterableIterator<T> {
   return new Repeater<T>(async (push, stop) => {
-    gauge.inc();
+    metrics.active.inc();
+    metrics.started.inc();
+    let reason = 'client';
     const iterator = source[Symbol.asyncIterator]();
     // A source that fails while being returned has nothing left to release; there is no one to tell.
     const release = stop.then(() => iterator.return?.()).catch(() => undefined);
@@ -78,26 +95,34 @@ export function trackSubscription<T>(source: AsyncIterable<T>, gauge: Gauge, opt
         const next = iterator.next();
         next.catch(() => undefined); // once stopped, nobody awaits it
         const result = await ending.wait(next).catch((error: unknown) => {
+          reason = 'error';
           throw options.mapError ? options.mapError(error) : error;
         });
         if (result === DEADLINE) {
+          reason = 'expired';
           await push(options.deadline!.last);
           return;
         }
-        if (result === STOPPED || result.done) return;
+        if (result === STOPPED) return;
+        if (result.done) {
+          reason = 'complete';
+          return;
+        }
         if (!options.overflow) {
           await push(result.value);
         } else if (pending < options.overflow.maxPending) {
           pending++;
           void push(result.value).then(() => pending--);
         } else {
+          reason = 'error';
           options.overflow.onOverflow();
           throw options.overflow.error;
         }
       }
     } finally {
       clearTimeout(timer);
-      gauge.dec();
+      metrics.active.dec();
+      metrics.ended.inc({ reason });
       options.onEnd?.();
       stop();
       await release;

@@ -1,7 +1,7 @@
 import { Repeater } from '@repeaterjs/repeater';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { activeSubscriptionsGauge, trackSubscription, websocketAuthorization } from '../src/subscriptions.js';
+import { subscriptionMetrics, trackSubscription, websocketAuthorization } from '../src/subscriptions.js';
 
 /** A source that yields what is pushed into it and records whether it was released. */
 function source<T>() {
@@ -24,7 +24,7 @@ async function gaugeValue(registry: Registry): Promise<number> {
 describe('trackSubscription', () => {
   it('counts a stream while it is read and releases its source when the consumer leaves, even while it waits', async () => {
     const registry = new Registry();
-    const gauge = activeSubscriptionsGauge(registry);
+    const gauge = subscriptionMetrics(registry);
     const upstream = source<number>();
     const tracked = trackSubscription(upstream.iterable, gauge);
 
@@ -45,7 +45,7 @@ describe('trackSubscription', () => {
     const registry = new Registry();
     const upstream = source<number>();
     const ended: string[] = [];
-    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(registry), {
+    const tracked = trackSubscription(upstream.iterable, subscriptionMetrics(registry), {
       onEnd: () => ended.push('ended'),
       mapError: (error) => new Error(`mapped: ${(error as Error).message}`),
     });
@@ -61,7 +61,7 @@ describe('trackSubscription with a deadline', () => {
   it('ends at the deadline with its last value, releasing the source', async () => {
     const registry = new Registry();
     const upstream = source<number>();
-    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(registry), { deadline: { at: Date.now() - 1, last: -1 } });
+    const tracked = trackSubscription(upstream.iterable, subscriptionMetrics(registry), { deadline: { at: Date.now() - 1, last: -1 } });
     expect(await tracked.next()).toEqual({ value: -1, done: false });
     expect(await tracked.next()).toEqual({ value: undefined, done: true });
     expect(upstream.state.released).toBe(true);
@@ -70,7 +70,7 @@ describe('trackSubscription with a deadline', () => {
 
   it('watches no deadline further away than a timer can wait (about 24 days)', async () => {
     const upstream = source<number>();
-    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(new Registry()), {
+    const tracked = trackSubscription(upstream.iterable, subscriptionMetrics(new Registry()), {
       deadline: { at: Date.now() + 30 * 24 * 60 * 60 * 1000, last: -1 },
     });
     const next = tracked.next();
@@ -94,7 +94,7 @@ describe('trackSubscription with an overflow bound', () => {
     const registry = new Registry();
     const upstream = source<number>();
     const cut: string[] = [];
-    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(registry), {
+    const tracked = trackSubscription(upstream.iterable, subscriptionMetrics(registry), {
       overflow: { maxPending: 3, error: new Error('too slow'), onOverflow: () => cut.push('cut') },
     });
     // An event counts as pending until the consumer asks for the next one (the transport has sent it).
@@ -116,7 +116,7 @@ describe('trackSubscription with an overflow bound', () => {
   it('never cuts a consumer that keeps up', async () => {
     const upstream = source<number>();
     const cut: string[] = [];
-    const tracked = trackSubscription(upstream.iterable, activeSubscriptionsGauge(new Registry()), {
+    const tracked = trackSubscription(upstream.iterable, subscriptionMetrics(new Registry()), {
       overflow: { maxPending: 1, error: new Error('too slow'), onOverflow: () => cut.push('cut') },
     });
     for (let value = 1; value <= 50; value++) {

@@ -33,7 +33,24 @@ export async function graphql<TData = Record<string, any>>(
   } catch {
     throw new Error(`Non-JSON response (${response.status}): ${text.slice(0, 500)}`);
   }
-  return { status: response.status, headers: response.headers, body };
+  return { status: response.status, headers: response.headers, body: withoutRequestIds(body, response.headers) };
+}
+
+/**
+ * Every error names the request's ID, the one in the x-request-id header: checked here for every response a suite
+ * reads, then removed, so assertions about an error's shape stay about that shape.
+ */
+export function withoutRequestIds<T extends { errors?: readonly { extensions?: Record<string, any> }[] | undefined }>(body: T, headers: Headers): T {
+  if (!body.errors) return body;
+  const requestId = headers.get('x-request-id');
+  return {
+    ...body,
+    errors: body.errors.map((error) => {
+      const { requestId: named, ...extensions } = error.extensions ?? {};
+      if (requestId && named !== requestId) throw new Error(`error without the request's ID ${requestId}: ${JSON.stringify(error)}`);
+      return { ...error, extensions };
+    }),
+  };
 }
 
 /** A development token for a user given by local id (as seeded) or global ID. */

@@ -109,16 +109,32 @@ export interface Stream<T> {
   close(): Promise<void>;
 }
 
+type Extended = { extensions?: Record<string, unknown> };
+
+/** An error entry without the request ID that the gateway adds over HTTP (SSE), checked to be one, as http.ts does. */
+function withoutRequestId<E extends Extended>(error: E): E {
+  if (!error?.extensions || !('requestId' in error.extensions)) return error;
+  const { requestId, ...extensions } = error.extensions;
+  if (typeof requestId !== 'string' || requestId === '') throw new Error(`malformed requestId in ${JSON.stringify(error)}`);
+  return { ...error, extensions };
+}
+
+const normalised = <T>(value: T): T => {
+  if (Array.isArray(value)) return value.map((entry) => withoutRequestId(entry as Extended)) as T;
+  const errors = (value as { errors?: Extended[] } | undefined)?.errors;
+  return Array.isArray(errors) ? ({ ...value, errors: errors.map(withoutRequestId) } as T) : value;
+};
+
 /** Starts reading `iterator` (subscribing now) and keeps what it yields. */
 export function stream<T>(iterator: AsyncIterableIterator<T>): Stream<T> {
   const results: T[] = [];
   let finished = false;
   const ended = (async () => {
     try {
-      for await (const result of iterator) results.push(result);
+      for await (const result of iterator) results.push(normalised(result));
       return undefined;
     } catch (error) {
-      return error ?? new Error('stream failed');
+      return normalised(error) ?? new Error('stream failed');
     } finally {
       finished = true;
     }

@@ -1,7 +1,7 @@
 // Prices come from the catalog at order time, never from the client. The catalog is asked through its standard
 // federation `_entities` field: one request for all products of an order, as the gateway itself would ask.
 import { GraphQLError } from 'graphql';
-import { ErrorCode, type Logger } from '@ordergraph/common';
+import { ErrorCode, forwardedRequestHeaders, type Logger } from '@ordergraph/common';
 
 export interface Catalog {
   /**
@@ -29,7 +29,7 @@ export function createCatalogClient(url: string, logger: Logger, timeoutMs = 5_0
     try {
       const response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...forwardedRequestHeaders() },
         body: JSON.stringify({
           query: CURRENT_PRICES,
           variables: { r: productIds.map((id) => ({ __typename: 'Product', id })) },

@@ -89,9 +89,9 @@ export function redisOrderEvents(redis: RedisTarget, logger: Logger, registry: R
   });
   // Publishing fails at once while Redis is down instead of queueing: the event is lost either way (at most once),
   // and a queue would deliver stale events after the outage, behind newer ones.
-  const publisher = createRedis(redis, logger, { enableOfflineQueue: false });
+  const publisher = createRedis(redis, logger, { enableOfflineQueue: false }, { registry, connection: 'events-publisher' });
   // The subscriber waits out outages: its channels are subscribed again when it reconnects.
-  const subscriber = createRedis(redis, logger, { maxRetriesPerRequest: null, commandTimeout: undefined });
+  const subscriber = createRedis(redis, logger, { maxRetriesPerRequest: null, commandTimeout: undefined }, { registry, connection: 'events-subscriber' });
   const failed = (what: string, channel: string) => (error: unknown) =>
     logger.warn({ err: error, channel }, `redis ${what} failed`);
   // The event target fires its Redis commands without awaiting them; these settle every one, so an outage is

@@ -1,7 +1,7 @@
 // search(query) fans out to each owner's internal search field: every subgraph searches only its own data with its
 // own index and rules, and this one merges the references. The owners then resolve the fields through federation.
 import { GraphQLError } from 'graphql';
-import { ErrorCode, SEARCH_LIMIT, compareHits, type Logger, type SearchHit } from '@ordergraph/common';
+import { ErrorCode, SEARCH_LIMIT, compareHits, forwardedRequestHeaders, type Logger, type SearchHit } from '@ordergraph/common';
 
 export interface RemoteSearch {
   /** The type the hits are of. */
@@ -25,7 +25,7 @@ export function createSearchFanOut(remotes: RemoteSearch[], logger: Logger, time
   async function ask(remote: RemoteSearch, query: string, authorization: string | undefined) {
     const response = await fetch(remote.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+      headers: { 'content-type': 'application/json', ...forwardedRequestHeaders(), ...(authorization ? { authorization } : {}) },
       body: JSON.stringify({
         query: `query Search($query: String!, $limit: Int!) { ${remote.field}(query: $query, limit: $limit) { id score } }`,
         variables: { query, limit: SEARCH_LIMIT },

@@ -79,8 +79,6 @@ spec:
           env:
             - name: PORT
               value: {{ $component.port | quote }}
-            - name: OTEL_SERVICE_NAME
-              value: {{ .name | quote }}
             - name: JWT_SECRET
               valueFrom:
                 secretKeyRef: { name: {{ include "ordergraph.secretName" $root }}, key: JWT_SECRET, optional: true }

@@ -1,0 +1,74 @@
+// Logs as an operator reads them: every line of every process (the Hive runtime's own included) one JSON object, no
+// ANSI colour, no credential even at debug level, and every line about a request carrying its ID, which the client
+// gets back in the x-request-id header and in every error.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { token } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from './harness.js';
+
+let supergraph: Supergraph;
+const raw: string[] = [];
+let bearer: string;
+
+beforeAll(async () => {
+  supergraph = await startSupergraph({ env: { LOG_LEVEL: 'debug' }, logs: { write: (line: string) => void raw.push(line) } });
+  bearer = await token('ADMIN', 'user-0000');
+});
+afterAll(() => supergraph?.stop());
+
+const lines = () => raw.join('').split('\n').filter(Boolean);
+const parsed = () => lines().map((line) => JSON.parse(line) as { service: string; msg: string; requestId?: string; component?: string });
+
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(supergraph.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}`, ...headers },
+    body: JSON.stringify(body),
+  });
+  return { requestId: response.headers.get('x-request-id'), body: (await response.json()) as { errors?: { extensions: Record<string, unknown> }[] } };
+}
+
+describe('request IDs', () => {
+  it('keeps a well-formed x-request-id, returns it, and every process logs the request under it', async () => {
+    const id = 'client-7d0c6c1e-request';
+    const { requestId, body } = await post({ query: '{ search(query: "lamp") { __typename } }' }, { 'x-request-id': id });
+    expect(body.errors).toBeUndefined();
+    expect(requestId).toBe(id);
+    const about = parsed().filter((line) => line.requestId === id);
+    // The gateway's runtime, the users subgraph it called, and the catalog and orders subgraphs users asked in turn.
+    expect(new Set(about.filter((line) => line.component === 'hive').map((line) => line.service))).toEqual(new Set(['gateway']));
+    expect(new Set(about.filter((line) => line.msg === 'graphql request').map((line) => line.service))).toEqual(new Set(['users', 'orders', 'catalog']));
+  });
+
+  it('replaces a malformed x-request-id with a new one', async () => {
+    for (const malformed of ['has spaces in it', 'x'.repeat(200), 'short']) {
+      const { requestId } = await post({ query: '{ __typename }' }, { 'x-request-id': malformed });
+      expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    }
+  });
+
+  it('puts the ID in every error, from the gateway and from a subgraph', async () => {
+    const invalid = await post({ query: '{ noSuchField }' });
+    expect(invalid.body.errors?.[0]?.extensions['requestId']).toBe(invalid.requestId);
+    const notFound = await post({ query: '{ order(id: "T3JkZXI6bm9uZQ") { id } }' });
+    expect(notFound.requestId).toBeTruthy();
+    expect(notFound.body.errors?.length).toBeGreaterThan(0);
+    for (const error of notFound.body.errors!) expect(error.extensions['requestId']).toBe(notFound.requestId);
+  });
+});
+
+describe('every line', () => {
+  it('is one JSON object, without ANSI colour or a credential, from every process', async () => {
+    await post({ query: '{ me { id } }' });
+    const all = lines();
+    expect(all.length).toBeGreaterThan(20);
+    // The runtime's debug lines quote the headers it forwards: the token was there, and was replaced.
+    expect(all.some((line) => line.includes('[redacted]'))).toBe(true);
+    for (const line of all) {
+      expect(() => JSON.parse(line), line).not.toThrow();
+      expect(line).not.toContain('\u001b[');
+      expect(line).not.toContain(bearer);
+      expect(line).not.toContain(bearer.split('.')[1]!);
+    }
+    expect(new Set(parsed().map((line) => line.service))).toEqual(new Set(['gateway', 'users', 'orders', 'catalog']));
+  });
+});
