@@ -27,8 +27,8 @@ const TIMEOUT_CODES = new Set<unknown>(['TIMEOUT_ERROR', 'GATEWAY_TIMEOUT']);
 
 export const isTimeout = (error: GraphQLError) => TIMEOUT_CODES.has(error.extensions['code']);
 
-const isQuery = (document: { definitions: readonly { kind: string }[] } | undefined) =>
-  document?.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && (definition as OperationDefinitionNode).operation === 'query') ?? false;
+const hasOperation = (document: { definitions: readonly { kind: string }[] } | undefined, operation: 'query' | 'subscription') =>
+  document?.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && (definition as OperationDefinitionNode).operation === operation) ?? false;
 
 function circuitOpen(subgraph: string): GraphQLError {
   return new GraphQLError('A service needed for this request is unavailable', {
@@ -120,9 +120,16 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
   return {
     plugins: [
       useUpstreamRetry(({ executionRequest }) =>
-        isQuery(executionRequest.document) ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs, retryDelayFactor: 2 } : undefined,
+        hasOperation(executionRequest.document, 'query') ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs, retryDelayFactor: 2 } : undefined,
       ),
-      useUpstreamTimeout(({ subgraphName }) => (subgraphName ? (settings.timeoutBySubgraph[subgraphName] ?? settings.timeoutMs) : settings.timeoutMs)),
+      // A subscription lives as long as its client wants it: no timeout (its start is bounded by the transport's).
+      useUpstreamTimeout(({ subgraphName, executionRequest }) =>
+        hasOperation(executionRequest?.document, 'subscription')
+          ? undefined
+          : subgraphName
+            ? (settings.timeoutBySubgraph[subgraphName] ?? settings.timeoutMs)
+            : settings.timeoutMs,
+      ),
       useCircuitBreaker,
     ],
     states: () => Object.fromEntries([...breakers].map(([name, breaker]) => [name, breaker.state])),
