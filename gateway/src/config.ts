@@ -61,6 +61,28 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   MAX_ALIASES: count(30).describe('Aliases an operation may use.'),
   MAX_TOKENS: count(5000).describe('Tokens a document may have.'),
   MAX_DIRECTIVES_PER_FIELD: count(10).describe('Directives one field may carry.'),
+  MAX_DUPLICATE_FIELDS: z.coerce.number().int().min(0).default(30).describe('Fields a document may repeat within one selection set as written (`__typename __typename`), counted over the document.'),
+  MAX_OPERATION_NAME_LENGTH: count(100).describe('Characters an operation name may have, in the document or in `operationName`.'),
+
+  // Input values, checked on the request before anything else reads them (input.ts).
+  MAX_VARIABLES_DEPTH: count(10).describe('Objects and lists the variables may nest.'),
+  MAX_VARIABLE_VALUES: count(1000).describe('Values (objects, lists and scalars) the variables may hold.'),
+  MAX_STRING_LENGTH: count(10_000).describe('Characters of any string in the variables or the document.'),
+  STRING_LIMITS: z
+    .string()
+    .default('CreateUserInput.email=254,CreateUserInput.name=200,UserFilter.email=254,Query.search(query:)=200')
+    .transform((list, context) => {
+      const limits: Record<string, number> = {};
+      for (const pair of list.split(',').map((entry) => entry.trim()).filter(Boolean)) {
+        const at = pair.lastIndexOf('=');
+        const [coordinate, length] = [pair.slice(0, at), pair.slice(at + 1)];
+        if (at < 1 || !/^[1-9][0-9]*$/.test(length)) context.addIssue({ code: 'custom', message: `"${pair.slice(0, 60)}" is not coordinate=length` });
+        else limits[coordinate] = Number(length);
+      }
+      return limits;
+    })
+    .describe('Tighter string limits by schema coordinate, as `coordinate=characters` pairs: `Type.field(argument:)` for an argument, `InputType.field` for an input field.'),
+  METRICS_OPERATION_NAMES: count(200).describe('Distinct operation names /metrics labels series with (the first seen); later ones are counted as `other`.'),
 
   // Rate limits per client and operation name (rate-limit.ts).
   RATE_LIMIT_WINDOW_MS: count(60_000).refine((ms) => ms % 1000 === 0, 'must be a whole number of seconds').describe('Rate-limit window (ms, whole seconds).'),

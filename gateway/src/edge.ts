@@ -8,7 +8,8 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger, Redis } from '@ordergraph/common';
 import { createCacheControl } from './cache-control.js';
 import type { GatewayConfig } from './config.js';
-import { tokenLimitedParser, useOperationLimits } from './limits.js';
+import { useInputLimits } from './input.js';
+import { limitedParser, useOperationLimits } from './limits.js';
 import { createOperationReader, viewerOf } from './operation.js';
 import { readPersistedQueryManifest, useAutomaticPersistedQueries, usePersistedQueryAllowlist } from './persisted-queries.js';
 import { useRateLimits } from './rate-limit.js';
@@ -24,8 +25,27 @@ export interface EdgeOptions {
   readinessEndpoint: string;
 }
 
+/** The bounds on a request's input values, checked before any other plugin reads them (so first of all plugins). */
+export const inputLimits = (config: GatewayConfig) =>
+  useInputLimits({
+    maxOperationNameLength: config.MAX_OPERATION_NAME_LENGTH,
+    maxVariablesDepth: config.MAX_VARIABLES_DEPTH,
+    maxVariableValues: config.MAX_VARIABLE_VALUES,
+    maxStringLength: config.MAX_STRING_LENGTH,
+    stringLimits: config.STRING_LIMITS,
+  });
+
 export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
-  const readOperation = createOperationReader(tokenLimitedParser(config.MAX_TOKENS));
+  const operationLimits = {
+    maxDepth: config.MAX_DEPTH,
+    maxComplexity: config.MAX_COMPLEXITY,
+    maxAliases: config.MAX_ALIASES,
+    maxTokens: config.MAX_TOKENS,
+    maxDirectivesPerField: config.MAX_DIRECTIVES_PER_FIELD,
+    maxDuplicateFields: config.MAX_DUPLICATE_FIELDS,
+    maxOperationNameLength: config.MAX_OPERATION_NAME_LENGTH,
+  };
+  const readOperation = createOperationReader(limitedParser(operationLimits));
   const cacheControl = createCacheControl({ readOperation, graphqlEndpoint });
   return [
     useRedisReadiness(redis, readinessEndpoint, logger),
@@ -43,13 +63,7 @@ export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessE
       redis,
       readOperation,
     ),
-    useOperationLimits({
-      maxDepth: config.MAX_DEPTH,
-      maxComplexity: config.MAX_COMPLEXITY,
-      maxAliases: config.MAX_ALIASES,
-      maxTokens: config.MAX_TOKENS,
-      maxDirectivesPerField: config.MAX_DIRECTIVES_PER_FIELD,
-    }),
+    useOperationLimits(operationLimits),
     cacheControl.plugin,
     useSharedResponseCache({
       redis,

@@ -23,6 +23,17 @@ const INTERNAL_EXTENSIONS = ['originalError', 'stacktrace', 'exception', 'servic
 /** graphql-js's suggestions ("Did you mean "price"?", "Did you mean the enum value "PENDING"?") reveal the schema. */
 const SUGGESTION = / ?Did you mean [^?]*\?/g;
 
+/** A quoted part of a message longer than this is the client's input echoed back (a name, a value): it is cut. */
+const LONG_QUOTE = /"([^"]{32})[^"]+"/g;
+/** What is left of any message at most. */
+const MAX_MESSAGE_LENGTH = 500;
+
+/** A message that quotes at most a short prefix of any input. */
+const shortened = (message: string): string => {
+  const cut = message.replace(LONG_QUOTE, '"$1…"');
+  return cut.length > MAX_MESSAGE_LENGTH ? `${cut.slice(0, MAX_MESSAGE_LENGTH)}…` : cut;
+};
+
 export const SUBGRAPH_UNAVAILABLE_MESSAGE = 'A service needed for this request is unavailable';
 export const SUBGRAPH_TIMEOUT_MESSAGE = 'A service needed for this request did not answer in time';
 
@@ -90,6 +101,7 @@ export function createErrorPolicy({ production }: { production: boolean }) {
     // A request that is not well-formed GraphQL-over-HTTP keeps its 4xx whatever the client accepts.
     if (TRANSPORT_CODES.has(code) && extensions.http) delete extensions.http.spec;
     if (production) error.message = error.message.replace(SUGGESTION, '');
+    error.message = shortened(error.message);
     return error;
   };
 }

@@ -24,7 +24,7 @@ import { graphiqlOptions } from './graphiql.js';
 import { hiveLogger } from './logging.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
-import { edgePlugins } from './edge.js';
+import { edgePlugins, inputLimits } from './edge.js';
 import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { openSharedState } from './shared-state.js';
@@ -96,7 +96,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       },
     },
     plugins: () => [
-      useMetrics(registry),
+      inputLimits(config),
+      useMetrics(registry, config.METRICS_OPERATION_NAMES),
       useAuthentication(verify, logger),
       useHttpSemantics(GRAPHQL_ENDPOINT),
       useIntrospectionPolicy(introspectionMode(config)),

@@ -1,6 +1,7 @@
-// Operation limits (DESIGN section 5), all enforced before any subgraph is called: tokens while parsing, depth, aliases
-// and directives per field while validating, complexity just before execution (it depends on variables, and Yoga
-// caches validation results per document, so a variable-dependent rule must not live in validation).
+// Operation limits, all enforced before any subgraph is called: tokens and operation names while parsing; depth,
+// aliases, directives per field and duplicated fields in a first validation pass of their own (the document's shape,
+// before graphql-js validates it against the schema); complexity just before execution (it depends on variables, and
+// Yoga caches validation results per document, so a variable-dependent rule must not live in validation).
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode } from '@ordergraph/common';
@@ -12,6 +13,7 @@ import {
   getOperationAST,
   isListType,
   parse,
+  validate,
   type ASTVisitor,
   type DocumentNode,
   type GraphQLSchema,
@@ -20,6 +22,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+import { operationNameTooLong, refusal } from './input.js';
 
 export interface OperationLimits {
   maxDepth: number;
@@ -27,6 +30,8 @@ export interface OperationLimits {
   maxAliases: number;
   maxTokens: number;
   maxDirectivesPerField: number;
+  maxDuplicateFields: number;
+  maxOperationNameLength: number;
 }
 
 /** Introspection roots; their subtrees are bounded by graphql-js's own MaxIntrospectionDepthRule instead. */
@@ -39,8 +44,28 @@ const INTROSPECTION_LIST_FACTOR = 2;
 const MAX_EVALUATED_NODES = 10_000;
 const TOO_MANY_NODES = 'Query exceeds the maximum allowed number of nodes.';
 
-/** The document parser every edge plugin shares: graphql-js's own parser, aborting past the token limit. */
-export const tokenLimitedParser = (maxTokens: number) => (source: string) => parse(source, { maxTokens });
+/**
+ * The document parser every edge plugin shares: graphql-js's own parser, aborting past the token limit, then refusing
+ * an operation name over its limit (names label metrics and rate-limit buckets).
+ */
+export const limitedParser =
+  ({ maxTokens, maxOperationNameLength }: Pick<OperationLimits, 'maxTokens' | 'maxOperationNameLength'>) =>
+  (source: string): DocumentNode => {
+    let document: DocumentNode;
+    try {
+      document = parse(source, { maxTokens });
+    } catch (error) {
+      if (error instanceof GraphQLError && error.message.endsWith('tokens. Parsing aborted.')) {
+        throw refusal(ErrorCode.TOKEN_LIMIT_EXCEEDED, `The document has more than ${maxTokens} tokens`, { maxTokens });
+      }
+      throw error;
+    }
+    for (const definition of document.definitions) {
+      const name = definition.kind === Kind.OPERATION_DEFINITION ? definition.name?.value : undefined;
+      if (name && name.length > maxOperationNameLength) throw operationNameTooLong(name, maxOperationNameLength);
+    }
+    return document;
+  };
 
 function limitExceeded(code: ErrorCode, message: string, extensions: Record<string, unknown>): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extensions } });
@@ -98,7 +123,7 @@ export function maxDirectivesPerFieldRule(maxDirectives: number): ValidationRule
       if (directives > maxDirectives) {
         context.reportError(
           new GraphQLError(`A selection carries ${directives} directives; at most ${maxDirectives} are allowed`, {
-            extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED, maxDirectives, directives },
+            extensions: { code: ErrorCode.DIRECTIVE_LIMIT_EXCEEDED, maxDirectives, directives },
           }),
         );
       }
@@ -108,18 +133,64 @@ export function maxDirectivesPerFieldRule(maxDirectives: number): ValidationRule
 }
 
 function maxAliasesRuleWithCode(maxAliases: number): ValidationRule {
-  // graphql-armor counts aliases through fragments; its own error has no code, so we report ours instead.
+  // graphql-armor counts aliases through fragments, `__typename` ones included once its allow-list is emptied; its own
+  // error has no code, so we report ours instead.
   return maxAliasesRule({
     n: maxAliases,
+    allowList: [],
     propagateOnRejection: false,
     onReject: [
       (context, error) =>
         context?.reportError(
           new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
-            extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED, maxAliases },
+            extensions: { code: ErrorCode.ALIAS_LIMIT_EXCEEDED, maxAliases },
           }),
         ),
     ],
+  });
+}
+
+/**
+ * Fields repeated within one selection set as written (`__typename __typename ...`), counted over the whole document:
+ * they cost execution and response size for nothing. Repeats that come from merging fragments are not counted.
+ */
+export function maxDuplicateFieldsRule(maxDuplicates: number): ValidationRule {
+  return function maxDuplicateFieldsRule(context): ASTVisitor {
+    let duplicates = 0;
+    return {
+      SelectionSet(node) {
+        const keys = new Set<string>();
+        for (const selection of node.selections) {
+          if (selection.kind !== Kind.FIELD) continue;
+          const key = (selection.alias ?? selection.name).value;
+          if (keys.has(key)) duplicates++;
+          else keys.add(key);
+        }
+      },
+      Document: {
+        leave() {
+          if (duplicates > maxDuplicates) {
+            context.reportError(
+              new GraphQLError(`The document repeats ${duplicates} fields; at most ${maxDuplicates} repeats are allowed`, {
+                extensions: { code: ErrorCode.DUPLICATE_FIELD_LIMIT_EXCEEDED, maxDuplicateFields: maxDuplicates, duplicates },
+              }),
+            );
+          }
+        },
+      },
+    };
+  };
+}
+
+/** Errors with the same message are one error at several places: ten unknown `@aa` directives are one mistake. */
+function mergeRepeats(errors: readonly GraphQLError[]): readonly GraphQLError[] {
+  const byMessage = new Map<string, GraphQLError[]>();
+  for (const error of errors) byMessage.set(error.message, [...(byMessage.get(error.message) ?? []), error]);
+  if (byMessage.size === errors.length) return errors;
+  return [...byMessage.values()].map(([first, ...repeats]) => {
+    if (repeats.length === 0 || !first!.nodes) return first!;
+    const nodes = [first!, ...repeats].flatMap((error) => error.nodes ?? []);
+    return new GraphQLError(first!.message, { nodes, extensions: first!.extensions });
   });
 }
 
@@ -201,8 +272,13 @@ function complexityCache() {
 }
 
 export function useOperationLimits(limits: OperationLimits): GatewayPlugin {
-  const parseDocument = tokenLimitedParser(limits.maxTokens);
-  const rules = [maxDepthRule(limits.maxDepth), maxAliasesRuleWithCode(limits.maxAliases), maxDirectivesPerFieldRule(limits.maxDirectivesPerField)];
+  const parseDocument = limitedParser(limits);
+  const shapeRules = [
+    maxDirectivesPerFieldRule(limits.maxDirectivesPerField),
+    maxDuplicateFieldsRule(limits.maxDuplicateFields),
+    maxAliasesRuleWithCode(limits.maxAliases),
+    maxDepthRule(limits.maxDepth),
+  ];
   const complexityOf = complexityCache();
   const checkComplexity = ({ args, setResultAndStopExecution }: {
     args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null };
@@ -217,8 +293,13 @@ export function useOperationLimits(limits: OperationLimits): GatewayPlugin {
     onParse({ setParseFn }) {
       setParseFn(parseDocument);
     },
-    onValidate({ addValidationRule }) {
-      for (const rule of rules) addValidationRule(rule);
+    // The shape first, alone: a document over a limit is not validated against the schema at all. Yoga caches the
+    // outcome per document, so neither pass runs again for a document it has seen.
+    onValidate({ validateFn, setValidationFn }) {
+      setValidationFn((schema, document, rules, typeInfo, options) => {
+        const refused = validate(schema, document, shapeRules);
+        return refused.length > 0 ? refused : mergeRepeats(validateFn(schema, document, rules, typeInfo, options));
+      });
     },
     onExecute: checkComplexity,
     onSubscribe: checkComplexity,

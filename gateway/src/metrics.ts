@@ -6,21 +6,22 @@ import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { graphqlRequestHistogram } from '@ordergraph/common';
 
-/** Distinct operation names kept as labels; later ones are counted as "other", so a client cannot grow the series. */
-export const MAX_OPERATION_LABELS = 200;
 const OTHER = 'other';
 const TIMEOUT_CODES = new Set(['TIMEOUT', 'GATEWAY_TIMEOUT', 'SUBGRAPH_TIMEOUT', 'UPSTREAM_TIMEOUT']);
 const SAFE_CODE = /^[A-Z][A-Z0-9_]{0,39}$/;
 
-/** The names an operation is counted under: its own while fewer than MAX_OPERATION_LABELS are known, else "other". */
-function operationLabels() {
+/**
+ * The names an operation is counted under: its own while fewer than `maxNames` are known, else "other", so a client
+ * cannot grow the series (and the parser refuses names over MAX_OPERATION_NAME_LENGTH).
+ */
+function operationLabels(maxNames: number) {
   const known = new Set<string>();
   const byDocument = new WeakMap<DocumentNode, string>();
   return (document: DocumentNode, operationName: string | null | undefined): string => {
     const cached = operationName ? undefined : byDocument.get(document);
     if (cached) return cached;
     const name = getOperationAST(document, operationName)?.name?.value ?? 'anonymous';
-    const label = known.has(name) || (known.size < MAX_OPERATION_LABELS && known.add(name)) ? name : OTHER;
+    const label = known.has(name) || (known.size < maxNames && known.add(name)) ? name : OTHER;
     if (!operationName) byDocument.set(document, label);
     return label;
   };
@@ -33,7 +34,7 @@ const codeOf = (error: Pick<GraphQLError, 'extensions'> | undefined): string => 
 const isTimeout = (error: unknown, code: string) =>
   TIMEOUT_CODES.has(code) || (error instanceof Error && (error.name === 'TimeoutError' || /timed? ?out/i.test(error.message)));
 
-export function useMetrics(registry: Registry): GatewayPlugin {
+export function useMetrics(registry: Registry, maxOperationNames: number): GatewayPlugin {
   const requests = graphqlRequestHistogram(registry);
   const operationErrors = new Counter({
     name: 'graphql_operation_errors_total',
@@ -61,7 +62,7 @@ export function useMetrics(registry: Registry): GatewayPlugin {
     registers: [registry],
   });
   const inFlight = new Gauge({ name: 'gateway_subgraph_requests_in_flight', help: 'Calls to each subgraph awaiting an answer', labelNames: ['subgraph'], registers: [registry] });
-  const operationOf = operationLabels();
+  const operationOf = operationLabels(maxOperationNames);
   // Series start at zero when a subgraph is first called, so rate() and alerts see them before the first timeout.
   const seen = new Set<string>();
   const firstCall = (subgraph: string) => {

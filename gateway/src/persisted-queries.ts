@@ -20,6 +20,8 @@ const APQ_KEY_PREFIX = 'ordergraph:apq:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** What a hash sent by a client must look like before it is looked up: anything else is simply not registered. */
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
 /** Documents by hash this replica has seen, so that a known hash costs no Redis round trip. */
 const LOCAL_APQ_ENTRIES = 1000;
@@ -33,6 +35,7 @@ function redisStore(redis: Redis, logger: Logger): APQStore {
   const local = createLRUCache<string>({ max: LOCAL_APQ_ENTRIES });
   return {
     get: async (hash) => {
+      if (!SHA256_HEX.test(hash)) return null;
       const known = local.get(hash);
       if (known !== undefined || !isConnected(redis)) return known ?? null;
       const query = await redis.get(APQ_KEY_PREFIX + hash).catch((error: unknown) => {

@@ -6,6 +6,7 @@
 // fields or persisting the document under a hash cannot move a GenerateReport into another bucket, and expensive
 // names match whatever their case (`generatereport` is still GenerateReport). A document that does not parse, or
 // names no operation to run, counts under the standard limit as `anonymous` and goes on to fail validation.
+import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, type Redis } from '@ordergraph/common';
 import { GraphQLError } from 'graphql';
@@ -51,6 +52,12 @@ function clientKey(request: Request, context: ServerContext, trustProxyHops: num
   return `ip:${ip ?? context.req?.socket?.remoteAddress ?? 'unknown'}`;
 }
 
+/**
+ * The Redis key of a client's bucket: a hash, so its size does not depend on what the client sent (an X-Forwarded-For
+ * entry, an operation name).
+ */
+export const bucketKey = (client: string, bucket: string): string => createHash('sha256').update(`${client}\u0000${bucket}`).digest('base64url');
+
 function rateLimited(operation: string, limit: number, windowMs: number, retryAfterMs: number): GraphQLError {
   const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new GraphQLError(`Rate limit exceeded: at most ${limit} ${operation} requests per ${windowMs} ms; retry in ${retryAfter} s`, {
@@ -77,7 +84,7 @@ export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefi
         ? [expensiveName, expensive, settings.expensiveMax]
         : [name, standard, settings.max];
       try {
-        await counter.consume(`${clientKey(request, context as ServerContext, settings.trustProxyHops)}:${bucket}`);
+        await counter.consume(bucketKey(clientKey(request, context as ServerContext, settings.trustProxyHops), bucket));
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) throw rateLimited(bucket, limit, settings.windowMs, rejection.msBeforeNext);
         throw rejection;

@@ -14,6 +14,7 @@ import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCO
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createWebSocketFormatter } from './errors.js';
+import { MAX_BODY_BYTES } from './http.js';
 import { LegacyProtocolSocket } from './legacy-ws.js';
 
 export interface WebSocketSettings {
@@ -108,9 +109,10 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
     },
   };
 
-  const current = new WebSocketServer({ noServer: true });
+  // A message is bounded as an HTTP body is (ws closes with 1009 past it; its default is 100 MiB).
+  const current = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES });
   const server = useServer(options, current, settings.keepAliveMs);
-  const legacy = new WebSocketServer({ noServer: true, handleProtocols: () => DEPRECATED_GRAPHQL_WS_PROTOCOL });
+  const legacy = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES, handleProtocols: () => DEPRECATED_GRAPHQL_WS_PROTOCOL });
   legacy.on('connection', (socket, request) => current.emit('connection', new LegacyProtocolSocket(socket), request));
 
   const onUpgrade = (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
