@@ -1,5 +1,5 @@
-// Operation limits at the gateway: depth, complexity, aliases, tokens and directives per field, each refused with its
-// code and figures before any subgraph is called, while graphql-js's introspection query stays allowed.
+// Operation limits at the gateway: depth, complexity, aliases, tokens, directives per field and duplicated fields, each
+// refused with its code and figures before any subgraph is called, while graphql-js's introspection query stays allowed.
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/common';
@@ -94,8 +94,25 @@ describe('aliases, tokens and directives', () => {
     expect((await graphql(supergraph.url, aliases(30))).body.errors).toBeUndefined();
     const { status, error } = await refused(supergraph, aliases(31));
     expect(status).toBe(400);
-    expect(error.extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED', maxAliases: 30 });
+    expect(error.extensions).toEqual({ code: 'ALIAS_LIMIT_EXCEEDED', maxAliases: 30 });
     expect(error.message).toMatch(/Aliases limit of 30 exceeded, found 31/);
+  });
+
+  it('counts aliases of __typename too', async () => {
+    const { status, error } = await refused(supergraph, `{ ${Array.from({ length: 101 }, (_, i) => `t${i}: __typename`).join(' ')} }`);
+    expect(status).toBe(400);
+    expect(error.extensions).toEqual({ code: 'ALIAS_LIMIT_EXCEEDED', maxAliases: 30 });
+  });
+
+  it('refuses more than 30 fields repeated as written, and not the repeats that merging fragments makes', async () => {
+    const repeated = (count: number) => `{ ${'__typename '.repeat(count + 1)} }`;
+    expect((await graphql(supergraph.url, repeated(30))).body.errors).toBeUndefined();
+    const { status, error } = await refused(supergraph, repeated(500));
+    expect(status).toBe(400);
+    expect(error.extensions).toEqual({ code: 'DUPLICATE_FIELD_LIMIT_EXCEEDED', maxDuplicateFields: 30, duplicates: 500 });
+    const fragments = Array.from({ length: 40 }, (_, i) => `fragment F${i} on Product { id name }`).join(' ');
+    const spreads = Array.from({ length: 40 }, (_, i) => `...F${i}`).join(' ');
+    expect((await graphql(supergraph.url, `{ products(limit: 1) { ${spreads} } } ${fragments}`)).body.errors).toBeUndefined();
   });
 
   it('refuses a document of more than 5000 tokens while parsing it', async () => {
@@ -103,21 +120,26 @@ describe('aliases, tokens and directives', () => {
     const tokens = (count: number) => `{ __typename(n: [${' 1'.repeat(count - 9)}]) }`;
     const { status, error } = await refused(supergraph, tokens(5001));
     expect(status).toBe(400);
-    expect(error.extensions?.['code']).toBe('GRAPHQL_PARSE_FAILED');
+    expect(error.extensions).toEqual({ code: 'TOKEN_LIMIT_EXCEEDED', maxTokens: 5000 });
     expect(error.message).toMatch(/5000 tokens/);
     // At 5000 tokens it parses, and fails validation instead (the argument does not exist).
     expect((await graphql(supergraph.url, tokens(5000))).body.errors![0]!.extensions?.['code']).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 
-  it('refuses more than 10 directives on one field', async () => {
+  it('refuses more than 10 directives on one field, alone, before graphql-js validates the document', async () => {
     const directives = (count: number) => `query ($yes: Boolean!) { products(limit: 1) ${'@include(if: $yes) '.repeat(count)}{ id } }`;
-    const response = await graphql(supergraph.url, directives(11), { variables: { yes: true } });
-    expect(response.status).toBe(400);
-    // graphql-js also reports the repeated @include; ours carries the figures.
-    expect(response.body.errors).toContainEqual(
-      expect.objectContaining({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED', maxDirectives: 10, directives: 11 } }),
-    );
+    const { status, error } = await refused(supergraph, directives(11), { variables: { yes: true } });
+    expect(status).toBe(400);
+    expect(error.extensions).toEqual({ code: 'DIRECTIVE_LIMIT_EXCEEDED', maxDirectives: 10, directives: 11 });
     const ten = await graphql(supergraph.url, directives(10), { variables: { yes: true } });
     expect(ten.body.errors!.some((error) => error.extensions?.['maxDirectives'] !== undefined)).toBe(false);
+  });
+
+  it('answers one mistake repeated on a field with one error at each place (graphql-cop: directive overloading)', async () => {
+    const response = await graphql(supergraph.url, `query cop { __typename ${'@aa'.repeat(10)} }`);
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toHaveLength(1);
+    expect(response.body.errors![0]).toMatchObject({ message: 'Unknown directive "@aa".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(response.body.errors![0]!.locations).toHaveLength(10);
   });
 });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId, type Redis } from '@ordergraph/common';
 import { graphql, token, waitFor, type GraphQLResponse } from '@ordergraph/testkit';
+import { rateLimitKey } from '@ordergraph/gateway';
 import { startSupergraph, type Supergraph } from './harness.js';
 
 let supergraph: Supergraph;
@@ -45,7 +46,7 @@ describe('standard operations', () => {
   it('keep their counters in Redis, keyed by user ID and operation, expiring with the window', async () => {
     const carolId = toGlobalId('User', 'user-0003');
     await send(CHEAP, { token: await token('USER', 'user-0003') });
-    const key = `ordergraph:ratelimit:standard:user:${carolId}:Cheap`;
+    const key = rateLimitKey('standard', `user:${carolId}`, 'Cheap');
     expect(await inspect.get(key)).toBe('1');
     const ttl = await inspect.pttl(key);
     expect(ttl > 0 && ttl <= 60_000).toBe(true);
@@ -57,7 +58,7 @@ describe('standard operations', () => {
       expect((await send(query, { headers: { 'x-forwarded-for': `203.0.113.${i}` } })).status).toBe(200);
     }
     expectRateLimited(await send(query, { headers: { 'x-forwarded-for': '198.51.100.7' } }), 'ByAddress', 5);
-    expect(await inspect.exists('ordergraph:ratelimit:standard:ip:127.0.0.1:ByAddress')).toBe(1);
+    expect(await inspect.exists(rateLimitKey('standard', 'ip:127.0.0.1', 'ByAddress'))).toBe(1);
   });
 
   it('count a conditional GET that the response cache answers (304) like any other request', async () => {
@@ -109,7 +110,7 @@ describe('expensive operations', () => {
     expect(claimed.body.errors![0]!.extensions?.['code']).not.toBe('RATE_LIMITED');
     // The cheap operation of the same document still runs, under its own bucket.
     expect((await send(`${CHEAP} ${REPORT}`, { token: erin, operationName: 'Cheap' })).status).toBe(200);
-    expect(await inspect.get(`ordergraph:ratelimit:expensive:user:${toGlobalId('User', 'user-0005')}:GenerateReport`)).toBe('4');
+    expect(await inspect.get(rateLimitKey('expensive', `user:${toGlobalId('User', 'user-0005')}`, 'GenerateReport'))).toBe('4');
   });
 
   it('are counted separately for each expensive name and client', async () => {

@@ -25,6 +25,7 @@ import {
   type SubscriptionResult,
   type WsClientOptions,
 } from '@ordergraph/testkit';
+import { rateLimitKey } from '@ordergraph/gateway';
 import { startSupergraph, type Supergraph } from './harness.js';
 
 const SECRET = 'transports-test-secret-of-32-characters';
@@ -166,14 +167,14 @@ describe.each(TRANSPORTS)('over $transport', ({ connect, sse, hashAlone }) => {
       [
         `subscription Aliased { newOrderCreated { ${Array.from({ length: 31 }, (_, i) => `a${i}: id`).join(' ')} } }`,
         undefined,
-        'GRAPHQL_VALIDATION_FAILED',
+        'ALIAS_LIMIT_EXCEEDED',
         { maxAliases: 30 },
       ],
-      [`subscription Long { newOrderCreated { id ${'__typename '.repeat(5000)} } }`, undefined, 'GRAPHQL_PARSE_FAILED', {}],
+      [`subscription Long { newOrderCreated { id ${'__typename '.repeat(5000)} } }`, undefined, 'TOKEN_LIMIT_EXCEEDED', { maxTokens: 5000 }],
       [
         `subscription Decorated($yes: Boolean!) { newOrderCreated { id ${'@include(if: $yes) '.repeat(11)} } }`,
         { yes: true },
-        'GRAPHQL_VALIDATION_FAILED',
+        'DIRECTIVE_LIMIT_EXCEEDED',
         { maxDirectives: 10, directives: 11 },
       ],
     ];
@@ -217,7 +218,7 @@ describe.each(TRANSPORTS)('over $transport', ({ connect, sse, hashAlone }) => {
         expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
       }
     }
-    expect(await inspect.get(`ordergraph:ratelimit:expensive:user:${viewer.id}:GenerateReport`)).toBe('3');
+    expect(await inspect.get(rateLimitKey('expensive', `user:${viewer.id}`, 'GenerateReport'))).toBe('3');
 
     const order = await placeOrder(supergraph);
     for (const stream of accepted) expect((await stream.received(1))[0]!.data).toEqual({ newOrderCreated: { id: order } });

@@ -34,6 +34,8 @@ import { serveWebSockets } from './websocket.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
 export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
+/** Where a client's rate-limit counter lives in Redis, for operators (and tests) to read it. */
+export { rateLimitKey } from './rate-limit.js';
 
 const GRAPHQL_ENDPOINT = '/graphql';
 const READINESS_ENDPOINT = '/readyz';

@@ -53,10 +53,14 @@ function clientKey(request: Request, context: ServerContext, trustProxyHops: num
 }
 
 /**
- * The Redis key of a client's bucket: a hash, so its size does not depend on what the client sent (an X-Forwarded-For
- * entry, an operation name).
+ * A client's bucket within a limiter: a hash, so the size of its Redis key does not depend on what the client sent (an
+ * X-Forwarded-For entry, an operation name).
  */
-export const bucketKey = (client: string, bucket: string): string => createHash('sha256').update(`${client}\u0000${bucket}`).digest('base64url');
+const bucketKey = (client: string, bucket: string): string => createHash('sha256').update(`${client}\u0000${bucket}`).digest('base64url');
+
+/** The Redis key counting `client` (`user:<ID>` or `ip:<address>`) in `bucket` of a limiter. */
+export const rateLimitKey = (limiter: 'standard' | 'expensive', client: string, bucket: string): string =>
+  `${KEY_PREFIX}:${limiter}:${bucketKey(client, bucket)}`;
 
 function rateLimited(operation: string, limit: number, windowMs: number, retryAfterMs: number): GraphQLError {
   const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
