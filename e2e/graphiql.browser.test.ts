@@ -1,6 +1,7 @@
 // GraphiQL as a developer meets it, in a real headless Chromium: the page comes from the gateway alone (every request
 // for another host is blocked and counted), a query typed into the editor runs, and a subscription started from the
-// page shows the event of an order placed meanwhile. The last screen is kept in test-artifacts/.
+// page shows the event of an order placed meanwhile, all under the gateway's Content-Security-Policy (no violation is
+// reported). The last screen is kept in test-artifacts/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -18,6 +19,7 @@ describe.skipIf(chromiumPath === undefined)('GraphiQL in a browser', () => {
   let browser: Browser;
   let page: Page;
   const blocked: string[] = [];
+  const violations: string[] = [];
 
   beforeAll(async () => {
     [supergraph, browser] = await Promise.all([startSupergraph(), launchChromium(chromiumPath!)]);
@@ -34,7 +36,11 @@ describe.skipIf(chromiumPath === undefined)('GraphiQL in a browser', () => {
       return socket.close();
     });
     page = await context.newPage();
-    await page.goto(supergraph.url);
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy')) violations.push(message.text());
+    });
+    const response = await page.goto(supergraph.url);
+    expect(response?.headers()['content-security-policy']).toContain("default-src 'self'");
   });
   afterAll(async () => {
     if (page) {
@@ -61,6 +67,7 @@ describe.skipIf(chromiumPath === undefined)('GraphiQL in a browser', () => {
     await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor();
     await waitFor(async () => (await shown('.graphiql-editor-tool')).includes('"Authorization": "Bearer ey'), 'the token in the Headers editor');
     expect(blocked).toEqual([]);
+    expect(violations).toEqual([]);
   });
 
   it('runs a query typed into the editor and shows its result', async () => {

@@ -27,6 +27,11 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUBGRAPH_CATALOG_URL: z.url().optional().describe('Routing URL of the catalog subgraph, overriding supergraph.yaml.'),
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional().describe('Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`.'),
   GRAPHIQL: z.enum(GRAPHIQL_MODES).optional().describe('GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production.'),
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((list) => list?.split(',').map((origin) => origin.trim()).filter(Boolean))
+    .describe('Origins browsers may call the gateway from (comma-separated; `*` for any), never with credentials. Unset: none in production, `*` otherwise.'),
   QUERY_PLANNER: z
     .enum(QUERY_PLANNERS)
     .default('rust')
@@ -132,5 +137,7 @@ export function subgraphUrlOverrides(config: GatewayConfig): Record<string, stri
   };
   return Object.fromEntries(Object.entries(urls).filter((entry): entry is [string, string] => entry[1] !== undefined));
 }
+
+export const corsOrigins = (config: GatewayConfig): string[] => config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : ['*']);
 
 export const graphiqlEnabled = (config: GatewayConfig): boolean => (config.GRAPHIQL ?? (config.NODE_ENV === 'production' ? 'off' : 'on')) === 'on';

@@ -17,7 +17,7 @@ import {
   type Logger,
 } from '@ordergraph/common';
 import { useAuthentication } from './auth.js';
-import { introspectionMode, subgraphUrlOverrides, upstreamSettings, type GatewayConfig } from './config.js';
+import { corsOrigins, introspectionMode, subgraphUrlOverrides, upstreamSettings, type GatewayConfig } from './config.js';
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
@@ -27,6 +27,7 @@ import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins, inputLimits } from './edge.js';
 import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
+import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
 import { upstreams, useReadinessReport } from './upstream.js';
@@ -84,6 +85,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,
     landingPage: !production,
+    cors: corsPolicy(corsOrigins(config)),
     ...graphiqlOptions(config, auth.jwtSecret),
     logging: hiveLogger(logger, config.LOG_LEVEL),
     // The runtime's deadline for a whole request; http.ts makes its bare 503 a JSON GATEWAY_TIMEOUT.
@@ -109,6 +111,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       ...edge,
       ...subgraphCalls.plugins,
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
+      useResponseHeaders(),
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
@@ -117,12 +120,14 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
   const shutdown = shutdownSettings(config);
   const server = http.createServer();
   const drain = httpDrain(server);
+  const secure = securityHeaders(production);
   // Every request runs with its ID (the client's when well-formed, else a new one): in its log lines, its response's
   // header, the headers sent to subgraphs and its errors.
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
     const requestId = requestIdFrom(request.headers[REQUEST_ID_HEADER] as string | undefined);
     request.headers[REQUEST_ID_HEADER] = requestId;
     response.setHeader(REQUEST_ID_HEADER, requestId);
+    secure(response);
     if (drain.draining && request.url?.split('?')[0] === READINESS_ENDPOINT) {
       response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'draining' }));
       return;
