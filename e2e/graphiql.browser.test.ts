@@ -57,6 +57,9 @@ describe.skipIf(chromiumPath === undefined)('GraphiQL in a browser', () => {
     await page.keyboard.press('ControlOrMeta+A');
     await page.keyboard.press('Delete');
     await page.keyboard.insertText(text);
+    // GraphiQL infers the operation to run from the editor a moment later; its tab shows the name once it has.
+    const name = /^\s*(?:query|mutation|subscription)\s+(\w+)/.exec(text)?.[1];
+    if (name) await page.locator('.graphiql-tab', { hasText: name }).first().waitFor();
     await page.locator('.graphiql-execute-button').click();
   }
   /** What an editor shows; Monaco renders spaces as no-break spaces. */
