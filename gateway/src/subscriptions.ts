@@ -73,6 +73,18 @@ function tokenDeadline(request: Request | undefined) {
   return { deadline: { at, last: { errors: [new GraphQLError('Token expired', { extensions: { code: ErrorCode.UNAUTHENTICATED } })] } } };
 }
 
+/** Whether an HTTP request accepts an event stream, the only way the gateway streams over HTTP (yoga serves no multipart/mixed subscription). */
+function acceptsEventStream(request: Request): boolean {
+  const accept = request.headers.get('accept');
+  if (!accept) return true;
+  return accept.split(',').some((range) => ['text/event-stream', 'text/*', '*/*'].includes(range.split(';')[0]!.trim().toLowerCase()));
+}
+
+const notAcceptable = () =>
+  new GraphQLError('Subscriptions over HTTP are served as text/event-stream (or over WebSocket); send Accept: text/event-stream', {
+    extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406, headers: { accept: 'text/event-stream' } } },
+  });
+
 export interface SubscriptionLimits {
   /** Events a subscriber may leave unread before it is disconnected. */
   maxPendingEvents: number;
@@ -91,32 +103,45 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
   const tooSlow = new GraphQLError(SLOW_SUBSCRIBER_CLOSE.reason, { extensions: { code: ErrorCode.SUBSCRIBER_TOO_SLOW } });
   return {
     plugin: {
-      onSubscribe: ({ context }) => ({
-        onSubscribeResult({ result, setResult }) {
-          if (!(Symbol.asyncIterator in result)) return;
-          const { request, req, socket: webSocket } = context as HttpContext;
-          const socket = request?.headers.get('accept')?.includes('text/event-stream') ? req?.socket : undefined;
-          if (socket) eventStreams.add(socket);
-          const onEnd = () => socket && eventStreams.delete(socket);
-          // The connection carries nothing the subscriber reads any more: it goes, with every stream on it.
-          const onOverflow = () => {
-            const transport = socket ? 'sse' : 'websocket';
-            slow.inc({ transport });
-            logger.warn({ transport, maxPendingEvents: limits.maxPendingEvents }, 'slow subscriber disconnected');
-            if (socket) socket.destroy();
-            else webSocket?.close(SLOW_SUBSCRIBER_CLOSE.code, SLOW_SUBSCRIBER_CLOSE.reason);
-          };
-          const overflow = { maxPending: limits.maxPendingEvents, error: tooSlow, onOverflow };
-          setResult(trackSubscription(result, gauge, { onEnd, mapError, overflow, ...tokenDeadline(request) }));
-          // The Rust planner's executor reports an upstream that failed mid-stream as an event's error, not a throw.
-          return {
-            onNext({ result: event, setResult: setEvent }) {
-              const errors = (event as ExecutionResult).errors;
-              if (errors?.some((error) => !isPublicCode(error.extensions?.['code']))) setEvent({ ...(event as ExecutionResult), errors: errors.map(mapError) });
-            },
-          };
-        },
-      }),
+      onSubscribe: ({ context, setResultAndStopExecution }) => {
+        // Refused before it is started: yoga would subscribe upstream first and only then find it cannot answer (406).
+        const transport = context as HttpContext;
+        if (transport.request && !transport.socket && !acceptsEventStream(transport.request)) {
+          setResultAndStopExecution({ errors: [notAcceptable()] });
+          return undefined;
+        }
+        return {
+          onSubscribeResult({ result, setResult }) {
+            if (!(Symbol.asyncIterator in result)) return;
+            const { request, req, socket: webSocket } = context as HttpContext;
+            const socket = request?.headers.get('accept')?.includes('text/event-stream') ? req?.socket : undefined;
+            if (socket) eventStreams.add(socket);
+            const onEnd = () => socket && eventStreams.delete(socket);
+            // The connection carries nothing the subscriber reads any more: it goes, with every stream on it.
+            const onOverflow = () => {
+              const transport = socket ? 'sse' : 'websocket';
+              slow.inc({ transport });
+              logger.warn({ transport, maxPendingEvents: limits.maxPendingEvents }, 'slow subscriber disconnected');
+              if (socket) socket.destroy();
+              else webSocket?.close(SLOW_SUBSCRIBER_CLOSE.code, SLOW_SUBSCRIBER_CLOSE.reason);
+            };
+            const overflow = { maxPending: limits.maxPendingEvents, error: tooSlow, onOverflow };
+            setResult(trackSubscription(result, gauge, { onEnd, mapError, overflow, ...tokenDeadline(request) }));
+            // The Rust planner's executor reports an upstream that failed mid-stream as an event's error, not a throw.
+            return {
+              onNext({ result: event, setResult: setEvent }) {
+                const errors = (event as ExecutionResult).errors;
+                if (errors?.some((error) => !isPublicCode(error.extensions?.['code']))) setEvent({ ...(event as ExecutionResult), errors: errors.map(mapError) });
+              },
+            };
+          },
+        };
+      },
+      // Whatever else refuses a stream after it started (no processor for the client's Accept): it ends here, with
+      // its upstream subscription, instead of living on unread.
+      onResultProcess({ result, resultProcessor }) {
+        if (!resultProcessor && typeof result === 'object' && Symbol.asyncIterator in result) void result[Symbol.asyncIterator]().return?.();
+      },
     },
     cutEventStreams() {
       for (const socket of eventStreams) socket.destroy();
