@@ -1,0 +1,189 @@
+// Hostile input against the supergraph as separate processes in production mode, by class: every request is refused
+// with its own code at a 4xx status, quickly, before any subgraph works on it, with no internal detail and no long echo
+// of what was sent; afterwards every process is healthy, no log line repeats the input, and neither /metrics nor Redis
+// has grown with it. Also the HTTP hygiene every response shares: CORS, security headers, validators.
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedis, toGlobalId, type Redis } from '@ordergraph/common';
+import { readCounter, startRedis, token, waitFor, type TestRedis } from '@ordergraph/testkit';
+import { startProcessSupergraph, type ProcessSupergraph } from './processes.js';
+
+const SECRET = 'bad-input-secret-of-at-least-32-characters';
+const ALLOWED_ORIGIN = 'https://shop.example';
+const INTERNAL = /originalError|stacktrace|serviceName|ECONNREFUSED|127\.0\.0\.1|RangeError|SyntaxError|\.[cm]?[jt]s:\d+/;
+
+let supergraph: ProcessSupergraph;
+let redis: TestRedis;
+let inspect: Redis;
+let admin: string;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  supergraph = await startProcessSupergraph({
+    env: { NODE_ENV: 'production', JWT_SECRET: SECRET, SHUTDOWN_DELAY: '0', REDIS_URL: redis.url, LOG_LEVEL: 'info' },
+    envOf: { gateway: { CORS_ORIGINS: ALLOWED_ORIGIN } },
+  });
+  inspect = createRedis(redis.url);
+  admin = await token('ADMIN', 'user-0000', { secret: SECRET });
+}, 240_000);
+afterAll(async () => {
+  inspect?.disconnect();
+  await supergraph?.stop();
+  await redis?.close();
+});
+
+const metricsOf = (url: string) => url.replace(/\/graphql$/, '/metrics');
+const metricsSize = async (url: string) => (await (await fetch(metricsOf(url))).text()).length;
+const subgraphCalls = async () => {
+  const { users, orders, catalog } = supergraph.processes;
+  const counts = [users, orders, catalog].map((service) => readCounter(metricsOf(service.url), 'graphql_request_duration_seconds_count'));
+  return (await Promise.all(counts)).reduce((sum, count) => sum + count, 0);
+};
+
+interface Sent {
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/** POSTs a raw body (JSON unless said otherwise) to the gateway, as an administrator. */
+const send = ({ body, headers = {} }: Sent) =>
+  fetch(supergraph.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${admin}`, ...headers },
+    body: body ?? null,
+  });
+const operation = (query: string, extra: Record<string, unknown> = {}) => JSON.stringify({ query, ...extra });
+
+const deepList = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+const long = (length: number, character = 'x') => character.repeat(length);
+
+/** One request of each class: what it is, what is sent, the status and code it must get. */
+const ROWS: [string, () => Sent, number, string][] = [
+  ['10,000 levels of [[[...]]] in a variable', () => ({ body: `{"query":"query ($x: Int) { __typename }","variables":{"x":${deepList(10_000)}}}` }), 400, 'VARIABLES_LIMIT_EXCEEDED'],
+  ['2,000 values in a variable', () => ({ body: operation('query ($x: [Int]) { __typename }', { variables: { x: Array(2000).fill(1) } }) }), 400, 'VARIABLES_LIMIT_EXCEEDED'],
+  ['a 128 KB string as createUser(email:)', () => ({ body: operation('mutation ($i: CreateUserInput!) { createUser(input: $i) { id } }', { variables: { i: { email: `${long(128 * 1024)}@example.com`, name: 'A' } } }) }), 400, 'STRING_TOO_LONG'],
+  ['a 255-character email, over its own limit', () => ({ body: operation('mutation ($i: CreateUserInput!) { createUser(input: $i) { id } }', { variables: { i: { email: `${long(243)}@example.com`, name: 'A' } } }) }), 400, 'STRING_TOO_LONG'],
+  ['a 100,000-character search term', () => ({ body: operation('query ($q: String!) { search(query: $q) { __typename } }', { variables: { q: long(100_000) } }) }), 400, 'STRING_TOO_LONG'],
+  ['a 201-character search term written in the document', () => ({ body: operation(`{ search(query: "${long(201)}") { __typename } }`) }), 400, 'STRING_TOO_LONG'],
+  ['a 20,000-character string literal', () => ({ body: operation(`{ product(id: "${long(20_000)}") { id } }`) }), 400, 'STRING_TOO_LONG'],
+  ...[1, 2, 3, 4, 5].map((n): [string, () => Sent, number, string] => [`100,000-character operation name #${n} in the document`, () => ({ body: operation(`query ${long(100_000, String.fromCharCode(64 + n))} { __typename }`) }), 400, 'OPERATION_NAME_TOO_LONG']),
+  ...[1, 2, 3, 4, 5].map((n): [string, () => Sent, number, string] => [`100,000-character operationName #${n}`, () => ({ body: operation('{ __typename }', { operationName: long(100_000, String.fromCharCode(96 + n)) }) }), 400, 'OPERATION_NAME_TOO_LONG']),
+  ['101 aliases of __typename (graphql-cop)', () => ({ body: operation(`query cop { ${Array.from({ length: 101 }, (_, i) => `a${i}: __typename`).join(' ')} }`) }), 400, 'ALIAS_LIMIT_EXCEEDED'],
+  ['500 duplicated __typename (graphql-cop)', () => ({ body: operation(`query cop { ${'__typename '.repeat(500)} }`) }), 400, 'DUPLICATE_FIELD_LIMIT_EXCEEDED'],
+  ['11 directives on one field', () => ({ body: operation(`query cop { __typename ${'@skip(if: false) '.repeat(11)} }`) }), 400, 'DIRECTIVE_LIMIT_EXCEEDED'],
+  ['10 unknown directives on one field (graphql-cop)', () => ({ body: operation(`query cop { __typename ${'@aa'.repeat(10)} }`) }), 400, 'GRAPHQL_VALIDATION_FAILED'],
+  ['5,001 tokens', () => ({ body: operation(`{ __typename(n: [${' 1'.repeat(4992)}]) }`) }), 400, 'TOKEN_LIMIT_EXCEEDED'],
+  ['a 100,000-character unknown field', () => ({ body: operation(`{ ${long(100_000)} }`) }), 400, 'GRAPHQL_VALIDATION_FAILED'],
+  ['a 2 MiB body', () => ({ body: operation(`{ __typename } # ${long(2 * 1024 * 1024)}`) }), 413, 'PAYLOAD_TOO_LARGE'],
+  ['a subscription with Accept: multipart/mixed (Apollo Client)', () => ({ body: operation('subscription { newOrderCreated { id } }'), headers: { accept: 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json' } }), 406, 'NOT_ACCEPTABLE'],
+  ['a subscription with Accept: application/json', () => ({ body: operation('subscription { newOrderCreated { id } }'), headers: { accept: 'application/json' } }), 406, 'NOT_ACCEPTABLE'],
+];
+
+describe('bad input, by class', () => {
+  const before: Record<string, number> = {};
+  beforeAll(async () => {
+    before['gateway'] = await metricsSize(supergraph.url);
+    before['catalog'] = await metricsSize(supergraph.processes.catalog.url);
+    before['subgraph calls'] = await subgraphCalls();
+  });
+
+  it.each(ROWS)('%s: refused with its code, no subgraph asked, no echo', async (_class, request, status, code) => {
+    const response = await send(request());
+    const text = await response.text();
+    expect(response.status).toBe(status);
+    const errors = (JSON.parse(text) as { errors: { message: string; extensions: { code: string } }[] }).errors;
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.extensions.code).toBe(code);
+    // At most a short prefix of anything sent comes back.
+    expect(text.length).toBeLessThan(1000);
+    expect(text).not.toMatch(INTERNAL);
+  });
+
+  it('no subgraph worked on any of them, and no subscription was left open upstream', async () => {
+    expect(await subgraphCalls()).toBe(before['subgraph calls']);
+    const orders = metricsOf(supergraph.processes.orders.url);
+    await waitFor(async () => (await readCounter(orders, 'graphql_active_subscriptions')) === 0, 'no open subscription on orders');
+    expect(await inspect.pubsub('CHANNELS')).toEqual([]);
+  });
+
+  it('grows neither /metrics nor Redis with what was sent', async () => {
+    // Series for the refusals' codes appear once; a client's names never become labels.
+    expect((await metricsSize(supergraph.url)) - before['gateway']!).toBeLessThan(16 * 1024);
+    expect((await metricsSize(supergraph.processes.catalog.url)) - before['catalog']!).toBeLessThan(4 * 1024);
+    const keys = await inspect.keys('*');
+    expect(keys.length).toBeLessThan(ROWS.length);
+    for (const key of keys) expect(key.length).toBeLessThan(100);
+  });
+
+  it('leaves every process healthy, with no error logged and no log line repeating the input', async () => {
+    for (const service of Object.values(supergraph.processes)) {
+      expect((await fetch(service.url.replace(/\/graphql$/, '/healthz'))).status).toBe(200);
+      for (const line of service.logs) {
+        expect(JSON.stringify(line).length).toBeLessThan(4000);
+        expect(Number(line['level'])).toBeLessThan(50);
+      }
+    }
+    // And it still answers real work.
+    const answer = await send({ body: operation('query ($id: ID!) { product(id: $id) { id } }', { variables: { id: toGlobalId('Product', 'product-0001') } }) });
+    expect(answer.status).toBe(200);
+  });
+});
+
+describe('HTTP hygiene', () => {
+  const raw = (path: string, init: RequestInit = {}) => fetch(supergraph.url.replace(/\/graphql$/, path), init);
+
+  it('sends the same security headers on every response: data, errors, health, readiness, metrics, not found', async () => {
+    const responses = await Promise.all([
+      send({ body: operation('{ __typename }') }),
+      send({ body: '{' }),
+      raw('/graphql', { headers: { accept: 'application/json' } }),
+      raw('/healthz'),
+      raw('/readyz'),
+      raw('/metrics'),
+      raw('/nowhere'),
+    ]);
+    for (const response of responses) {
+      await response.arrayBuffer();
+      expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
+    }
+  });
+
+  it('allows CORS_ORIGINS only, never with credentials, and reflects no other origin', async () => {
+    const preflight = (origin: string) =>
+      raw('/graphql', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+    const allowed = await preflight(ALLOWED_ORIGIN);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
+    expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(allowed.headers.get('vary')).toMatch(/Origin/);
+    const simple = await send({ body: operation('{ __typename }'), headers: { origin: ALLOWED_ORIGIN } });
+    expect(simple.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
+    for (const response of [await preflight('https://evil.example'), await send({ body: operation('{ __typename }'), headers: { origin: 'https://evil.example' } })]) {
+      expect(response.headers.get('access-control-allow-origin')).toBeNull();
+      expect(response.headers.get('access-control-allow-credentials')).toBeNull();
+    }
+  });
+
+  it('gives a no-store response no validator, and a cacheable one exactly one ETag', async () => {
+    const rawHeaders = async (query: string) => {
+        return new Promise<string[]>((resolve, reject) => {
+        const url = `${supergraph.url}?${new URLSearchParams({ query })}`;
+        const headers = { accept: 'application/json', 'apollo-require-preflight': 'true' };
+        request(url, { headers }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase())));
+        })
+          .on('error', reject)
+          .end();
+      });
+    };
+    const productName = `{ product(id: "${toGlobalId('Product', 'product-0001')}") { name } }`;
+    const cacheable = await rawHeaders(productName);
+    expect(cacheable.filter((name) => name === 'etag')).toHaveLength(1);
+    const noStore = await rawHeaders('{ products(limit: 1) { id } }');
+    expect(noStore.filter((name) => name === 'etag' || name === 'last-modified')).toEqual([]);
+  });
+});
