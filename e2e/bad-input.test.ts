@@ -4,7 +4,7 @@
 // has grown with it. Also the HTTP hygiene every response shares: CORS, security headers, validators.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedis, toGlobalId, type Redis } from '@ordergraph/common';
+import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/common';
 import { readCounter, startRedis, token, waitFor, type TestRedis } from '@ordergraph/testkit';
 import { startProcessSupergraph, type ProcessSupergraph } from './processes.js';
 
@@ -23,7 +23,7 @@ beforeAll(async () => {
     env: { NODE_ENV: 'production', JWT_SECRET: SECRET, SHUTDOWN_DELAY: '0', REDIS_URL: redis.url, LOG_LEVEL: 'info' },
     envOf: { gateway: { CORS_ORIGINS: ALLOWED_ORIGIN } },
   });
-  inspect = createRedis(redis.url);
+  inspect = createRedis(redis.url, createLogger('bad-input', 'silent'));
   admin = await token('ADMIN', 'user-0000', { secret: SECRET });
 }, 240_000);
 afterAll(async () => {

@@ -12,6 +12,21 @@ const names = (fallback: string) =>
     .string()
     .default(fallback)
     .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean));
+/** Positive whole numbers by key, as comma-separated `key=n` pairs (a key may hold anything but `=` and `,`). */
+const numbersByKey = (fallback: string, form: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((list, context) => {
+      const numbers: Record<string, number> = {};
+      for (const pair of list.split(',').map((entry) => entry.trim()).filter(Boolean)) {
+        const at = pair.lastIndexOf('=');
+        const [key, value] = [pair.slice(0, at), pair.slice(at + 1)];
+        if (at < 1 || !/^[1-9][0-9]*$/.test(value)) context.addIssue({ code: 'custom', message: `"${pair.slice(0, 60)}" is not ${form}` });
+        else numbers[key] = Number(value);
+      }
+      return numbers;
+    });
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000).describe('The port the gateway listens on.'),
@@ -41,18 +56,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
 
   // Subgraph calls (upstream.ts): a timeout per call (retries included), retries for queries, a breaker per subgraph.
   SUBGRAPH_TIMEOUT_MS: count(5_000).describe('Timeout (ms) of one subgraph call, retries included.'),
-  SUBGRAPH_TIMEOUTS: z
-    .string()
-    .default('')
-    .transform((list, context) => {
-      const timeouts: Record<string, number> = {};
-      for (const pair of list.split(',').map((entry) => entry.trim()).filter(Boolean)) {
-        const [name, ms] = pair.split('=');
-        if (!name || !/^[1-9][0-9]*$/.test(ms ?? '')) context.addIssue({ code: 'custom', message: `"${pair.slice(0, 40)}" is not name=ms` });
-        else timeouts[name] = Number(ms);
-      }
-      return timeouts;
-    })
+  SUBGRAPH_TIMEOUTS: numbersByKey('', 'name=ms')
     .describe('Per-subgraph timeouts overriding SUBGRAPH_TIMEOUT_MS, as `name=ms` pairs: `catalog=2000,users=3000`.'),
   REQUEST_DEADLINE_MS: count(15_000).describe("The whole request's deadline (ms): past it the client gets 504 GATEWAY_TIMEOUT whatever is still running."),
   UPSTREAM_RETRIES: z.coerce.number().int().min(0).max(5).default(1).describe('Retries of a failed subgraph call, for queries only.'),
@@ -73,19 +77,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   MAX_VARIABLES_DEPTH: count(10).describe('Objects and lists the variables may nest.'),
   MAX_VARIABLE_VALUES: count(1000).describe('Values (objects, lists and scalars) the variables may hold.'),
   MAX_STRING_LENGTH: count(10_000).describe('Characters of any string in the variables or the document.'),
-  STRING_LIMITS: z
-    .string()
-    .default('CreateUserInput.email=254,CreateUserInput.name=200,UserFilter.email=254,Query.search(query:)=200')
-    .transform((list, context) => {
-      const limits: Record<string, number> = {};
-      for (const pair of list.split(',').map((entry) => entry.trim()).filter(Boolean)) {
-        const at = pair.lastIndexOf('=');
-        const [coordinate, length] = [pair.slice(0, at), pair.slice(at + 1)];
-        if (at < 1 || !/^[1-9][0-9]*$/.test(length)) context.addIssue({ code: 'custom', message: `"${pair.slice(0, 60)}" is not coordinate=length` });
-        else limits[coordinate] = Number(length);
-      }
-      return limits;
-    })
+  STRING_LIMITS: numbersByKey('CreateUserInput.email=254,CreateUserInput.name=200,UserFilter.email=254,Query.search(query:)=200', 'coordinate=characters')
     .describe('Tighter string limits by schema coordinate, as `coordinate=characters` pairs: `Type.field(argument:)` for an argument, `InputType.field` for an input field.'),
   METRICS_OPERATION_NAMES: count(200).describe('Distinct operation names /metrics labels series with (the first seen); later ones are counted as `other`.'),
 

@@ -76,6 +76,14 @@ describe('the gateway error policy', () => {
     expect(production(enumValue).message).toBe('Variable "$s" got invalid value "PENDIN"; Value "PENDIN" does not exist in "OrderStatus" enum.');
   });
 
+  it('quotes at most 32 characters of anything the client sent, and cuts a message at 500', () => {
+    const name = 'x'.repeat(100_000);
+    const quoted = development(new GraphQLError(`Cannot query field "${name}" on type "Query".`, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+    expect(quoted.message).toBe(`Cannot query field "${'x'.repeat(32)}…" on type "Query".`);
+    const unquoted = development(new GraphQLError(`Unexpected ${name}`, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } }));
+    expect(unquoted.message).toHaveLength(501);
+  });
+
   it('changes nothing when applied twice', () => {
     const once = production(new GraphQLError('x', { originalError: new Error('y') }));
     expect(production(once)).toEqual(once);
