@@ -11,7 +11,7 @@ export interface Catalog {
   currentPriceCents(productIds: readonly string[]): Promise<(number | null)[]>;
 }
 
-const CURRENT_PRICES = `query CurrentPrices($r: [_Any!]!) { _entities(representations: $r) { ... on Product { id currentPrice } } }`;
+const CURRENT_PRICES = `query CurrentPrices($representations: [_Any!]!) { _entities(representations: $representations) { ... on Product { id currentPrice } } }`;
 
 interface EntitiesResponse {
   data?: { _entities?: ({ currentPrice?: unknown } | null)[] | null } | null;
@@ -32,7 +32,7 @@ export function createCatalogClient(url: string, logger: Logger, timeoutMs = 5_0
         headers: { 'content-type': 'application/json', accept: 'application/json', ...forwardedRequestHeaders() },
         body: JSON.stringify({
           query: CURRENT_PRICES,
-          variables: { r: productIds.map((id) => ({ __typename: 'Product', id })) },
+          variables: { representations: productIds.map((id) => ({ __typename: 'Product', id })) },
         }),
         signal: AbortSignal.timeout(timeoutMs),
       });

@@ -1,6 +1,5 @@
-// Order events (DESIGN section 6): published after an order is created or its status changes, carried by Redis
-// pub/sub to the subscribers of every replica; without REDIS_URL, to this process's subscribers only (development).
-// Delivery is at most once: an event published while Redis is unreachable is dropped, logged and counted.
+// Order events, published once a creation or status change has committed, carried by Redis pub/sub to every replica's
+// subscribers (in-process without REDIS_URL); at most once: an event published while Redis is down is dropped and counted.
 import { setMaxListeners } from 'node:events';
 import { Repeater, SlidingBuffer } from '@repeaterjs/repeater';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
@@ -22,6 +21,19 @@ export interface OrderEvents extends OrderEventPublisher {
   /** Throws when the carrier (Redis) does not answer. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Versions only grow: lets through events `accept` takes that are newer than `seenVersion` and the last one let
+ * through, dropping one that reaches this replica after a newer one, so a subscriber sees changes in commit order.
+ */
+export function inCommitOrder(seenVersion: number, accept: (order: OrderDoc) => boolean): (order: OrderDoc) => boolean {
+  let seen = seenVersion;
+  return (order) => {
+    if (order.version <= seen || !accept(order)) return false;
+    seen = order.version;
+    return true;
+  };
 }
 
 /** Redis channels: one for creations, one per order for its status changes. */

@@ -11,7 +11,7 @@ import {
 
 type Expected = 'allowed' | 'INVALID_TRANSITION' | 'FORBIDDEN';
 
-/** The table DESIGN section 3 defines, written out longhand so the test does not restate the implementation. */
+/** The state-machine table of the design, written out longhand so the test does not restate the implementation. */
 const EXPECTED: Record<OrderActor, Record<string, Expected>> = {
   ADMIN: {
     'PENDING->PROCESSING': 'allowed',

@@ -62,7 +62,7 @@ export const fieldsOf = (doc: ProductDoc): ProductFields => ({
 });
 
 /** The stored form of a product's fields, with the derived fields they imply. */
-function stored(fields: ProductFields) {
+function toDocumentFields(fields: ProductFields) {
   return {
     name: fields.name,
     nameLower: fields.name.toLowerCase(),
@@ -101,7 +101,7 @@ export class ProductStore {
   async create(fields: ProductFields, now = new Date()): Promise<ProductDoc> {
     const doc: ProductDoc = {
       _id: randomUUID(),
-      ...stored(fields),
+      ...toDocumentFields(fields),
       createdAt: now,
       updatedAt: now,
       version: 0,
@@ -115,7 +115,7 @@ export class ProductStore {
    * and returns it as updated; null when the product is missing or another write got there first.
    */
   async update(id: string, version: number, fields: ProductFields, now = new Date()): Promise<ProductDoc | null> {
-    return this.products.findOneAndUpdate({ _id: id, version }, { $set: { ...stored(fields), updatedAt: now }, $inc: { version: 1 } });
+    return this.products.findOneAndUpdate({ _id: id, version }, { $set: { ...toDocumentFields(fields), updatedAt: now }, $inc: { version: 1 } });
   }
 
   /** Products whose name contains `text` (case-insensitive), best first, then by id; at most `limit`. */

@@ -1,4 +1,4 @@
-// The order state machine (DESIGN section 3), and the only place that decides which status moves and item edits
+// The order state machine, and the only place that decides which status moves and item edits
 // exist and who may make them. Pure: no store, no GraphQL.
 
 export const ORDER_STATUSES = ['PENDING', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED'] as const;
