@@ -74,8 +74,9 @@ const ROWS: [string, () => Sent, number, string][] = [
   ['10 unknown directives on one field (graphql-cop)', () => ({ body: operation(`query cop { __typename ${'@aa'.repeat(10)} }`) }), 400, 'GRAPHQL_VALIDATION_FAILED'],
   ['5,001 tokens', () => ({ body: operation(`{ __typename(n: [${' 1'.repeat(4992)}]) }`) }), 400, 'TOKEN_LIMIT_EXCEEDED'],
   ['a 100,000-character unknown field', () => ({ body: operation(`{ ${long(100_000)} }`) }), 400, 'GRAPHQL_VALIDATION_FAILED'],
-  ['a 2 MiB body', () => ({ body: operation(`{ __typename } # ${long(2 * 1024 * 1024)}`) }), 413, 'PAYLOAD_TOO_LARGE'],
-  ['a subscription with Accept: multipart/mixed (Apollo Client)', () => ({ body: operation('subscription { newOrderCreated { id } }'), headers: { accept: 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json' } }), 406, 'NOT_ACCEPTABLE'],
+  // Just over: the gateway answers from the Content-Length and closes, which a larger body still being written would race.
+  ['a body over 1 MiB', () => ({ body: operation(`{ __typename } # ${long(1024 * 1024)}`) }), 413, 'PAYLOAD_TOO_LARGE'],
+  ['a subscription with Accept: multipart/mixed without subscriptionSpec', () => ({ body: operation('subscription { newOrderCreated { id } }'), headers: { accept: 'multipart/mixed' } }), 406, 'NOT_ACCEPTABLE'],
   ['a subscription with Accept: application/json', () => ({ body: operation('subscription { newOrderCreated { id } }'), headers: { accept: 'application/json' } }), 406, 'NOT_ACCEPTABLE'],
 ];
 
