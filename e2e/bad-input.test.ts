@@ -4,6 +4,7 @@
 // has grown with it. Also the HTTP hygiene every response shares: CORS, security headers, validators.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/common';
 import { readCounter, startRedis, token, waitFor, type TestRedis } from '@ordergraph/testkit';
 import { startProcessSupergraph, type ProcessSupergraph } from './processes.js';
@@ -98,6 +99,14 @@ describe('bad input, by class', () => {
     // At most a short prefix of anything sent comes back.
     expect(text.length).toBeLessThan(1000);
     expect(text).not.toMatch(INTERNAL);
+  });
+
+  it('a WebSocket message over 1 MiB: the connection is closed (1009), the gateway goes on', async () => {
+    const socket = new WebSocket(supergraph.url.replace(/^http/, 'ws'), 'graphql-transport-ws');
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const closed = new Promise<number>((resolve) => socket.once('close', resolve));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { pad: long(1024 * 1024) } }));
+    expect(await closed).toBe(1009);
   });
 
   it('no subgraph worked on any of them, and no subscription was left open upstream', async () => {
