@@ -19,7 +19,7 @@ import {
 import { useAuthentication } from './auth.js';
 import { corsOrigins, introspectionMode, subgraphUrlOverrides, upstreamSettings, type GatewayConfig } from './config.js';
 import { httpDrain } from './drain.js';
-import { createErrorPolicy, useErrorPolicy } from './errors.js';
+import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
 import { hiveLogger } from './logging.js';
 import { useHttpSemantics } from './http.js';
@@ -27,6 +27,7 @@ import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins, inputLimits } from './edge.js';
 import { plannerOptions, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
+import { useMultipartSubscriptions } from './multipart.js';
 import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
@@ -106,6 +107,7 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useHttpSemantics(GRAPHQL_ENDPOINT),
       useIntrospectionPolicy(introspectionMode(config)),
       useErrorPolicy(publicError),
+      useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
       subscriptions.plugin,
       ...(config.QUERY_PLANNER === 'rust' ? [useResultCompletion()] : []),
       ...edge,

@@ -7,6 +7,7 @@ import { ErrorCode, subscriptionMetrics, isPublicCode, tokenExpiresAt, trackSubs
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
+import { MULTIPART_SUBSCRIPTION_TYPE, acceptsMultipartSubscription } from './multipart.js';
 
 /**
  * Transport additions for every HTTP subgraph: subscription operations go over graphql-ws to the subgraph's own
@@ -40,10 +41,10 @@ interface HttpContext {
 export const SLOW_SUBSCRIBER_CLOSE = { code: 1008, reason: 'Subscriber too slow: events were not read' } as const;
 
 export interface SubscriptionTracking {
-  /** graphql_active_subscriptions: every stream the gateway serves, over WebSocket or SSE. */
+  /** graphql_active_subscriptions: every stream the gateway serves, over WebSocket, SSE or multipart HTTP. */
   plugin: GatewayPlugin;
   /**
-   * Cuts the connection of every open SSE stream, the event-stream counterpart of a WebSocket's 1001: graphql-sse
+   * Cuts the connection of every open HTTP stream (SSE, multipart), the counterpart of a WebSocket's 1001: graphql-sse
    * clients retry a stream that ends without `complete`, and so reconnect to another replica.
    */
   cutEventStreams(): void;
@@ -73,16 +74,19 @@ function tokenDeadline(request: Request | undefined) {
   return { deadline: { at, last: { errors: [new GraphQLError('Token expired', { extensions: { code: ErrorCode.UNAUTHENTICATED } })] } } };
 }
 
-/** Whether an HTTP request accepts an event stream, the only way the gateway streams over HTTP (yoga serves no multipart/mixed subscription). */
+/** Whether an HTTP request accepts an event stream (a missing Accept does). */
 function acceptsEventStream(request: Request): boolean {
   const accept = request.headers.get('accept');
   if (!accept) return true;
   return accept.split(',').some((range) => ['text/event-stream', 'text/*', '*/*'].includes(range.split(';')[0]!.trim().toLowerCase()));
 }
 
+/** Whether an HTTP request accepts a stream in a form the gateway serves: an event stream or Apollo's multipart. */
+const acceptsStream = (request: Request) => acceptsEventStream(request) || acceptsMultipartSubscription(request);
+
 const notAcceptable = () =>
-  new GraphQLError('Subscriptions over HTTP are served as text/event-stream (or over WebSocket); send Accept: text/event-stream', {
-    extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406, headers: { accept: 'text/event-stream' } } },
+  new GraphQLError(`Subscriptions over HTTP are served as text/event-stream or ${MULTIPART_SUBSCRIPTION_TYPE} (or over WebSocket)`, {
+    extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406, headers: { accept: `text/event-stream, ${MULTIPART_SUBSCRIPTION_TYPE}` } } },
   });
 
 export interface SubscriptionLimits {
@@ -106,7 +110,7 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
       onSubscribe: ({ context, setResultAndStopExecution }) => {
         // Refused before it is started: yoga would subscribe upstream first and only then find it cannot answer (406).
         const transport = context as HttpContext;
-        if (transport.request && !transport.socket && !acceptsEventStream(transport.request)) {
+        if (transport.request && !transport.socket && !acceptsStream(transport.request)) {
           setResultAndStopExecution({ errors: [notAcceptable()] });
           return undefined;
         }
@@ -114,12 +118,14 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
           onSubscribeResult({ result, setResult }) {
             if (!(Symbol.asyncIterator in result)) return;
             const { request, req, socket: webSocket } = context as HttpContext;
-            const socket = request?.headers.get('accept')?.includes('text/event-stream') ? req?.socket : undefined;
+            // Over HTTP, yoga streams events when the client accepts them, else this gateway's multipart processor does.
+            const overHttp = request && !webSocket ? (acceptsEventStream(request) ? 'sse' : 'multipart') : undefined;
+            const socket = overHttp ? req?.socket : undefined;
             if (socket) eventStreams.add(socket);
             const onEnd = () => socket && eventStreams.delete(socket);
             // The connection carries nothing the subscriber reads any more: it goes, with every stream on it.
             const onOverflow = () => {
-              const transport = socket ? 'sse' : 'websocket';
+              const transport = overHttp ?? 'websocket';
               slow.inc({ transport });
               logger.warn({ transport, maxPendingEvents: limits.maxPendingEvents }, 'slow subscriber disconnected');
               if (socket) socket.destroy();
