@@ -6,7 +6,7 @@ import { createLogger, toGlobalId, type DocumentDatabase, type Identity } from '
 import { storeBackends } from '@ordergraph/testkit';
 import { createCatalogClient } from '../src/catalog.js';
 import { createOrderCommands, decideUpdate, MAX_WRITE_ATTEMPTS, normalizeItems, type OrderCommands } from '../src/domain/orders.js';
-import type { OrderStatus } from '../src/domain/transitions.js';
+import type { OrderStatus } from '../src/store/orders.js';
 import { inProcessOrderEvents } from '../src/events.js';
 import { OrderStore, type OrderDoc } from '../src/store/orders.js';
 

@@ -1,13 +1,7 @@
 // The order state machine, exhaustively: every (from, to) pair for each role, and item edits in every status.
 import { describe, expect, it } from 'vitest';
-import {
-  checkItemsEdit,
-  checkStatusChange,
-  isTerminal,
-  ORDER_STATUSES,
-  type OrderActor,
-  type OrderStatus,
-} from '../src/domain/transitions.js';
+import { checkItemsEdit, checkStatusChange, isTerminal, type OrderActor } from '../src/domain/transitions.js';
+import { ORDER_STATUSES, type OrderStatus } from '../src/store/orders.js';
 
 type Expected = 'allowed' | 'INVALID_TRANSITION' | 'FORBIDDEN';
 

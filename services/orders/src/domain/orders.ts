@@ -17,8 +17,8 @@ import {
 } from '@ordergraph/common';
 import type { Catalog } from '../catalog.js';
 import type { OrderEventPublisher } from '../events.js';
-import type { LineItemDoc, OrderDoc, OrderStore } from '../store/orders.js';
-import { checkItemsEdit, checkStatusChange, EDITABLE_STATUS, type OrderStatus } from './transitions.js';
+import type { LineItemDoc, OrderDoc, OrderStatus, OrderStore } from '../store/orders.js';
+import { checkItemsEdit, checkStatusChange, EDITABLE_STATUS } from './transitions.js';
 
 export const MAX_ITEMS = 100;
 export const MAX_QUANTITY = 1000;

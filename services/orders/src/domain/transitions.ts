@@ -1,8 +1,6 @@
 // The order state machine, and the only place that decides which status moves and item edits
-// exist and who may make them. Pure: no store, no GraphQL.
-
-export const ORDER_STATUSES = ['PENDING', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED'] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
+// exist and who may make them. Pure: no database, no GraphQL.
+import type { OrderStatus } from '../store/orders.js';
 
 /** How the caller stands to an order they may read: its owner, or an administrator (who may also be its owner). */
 export type OrderActor = 'OWNER' | 'ADMIN';

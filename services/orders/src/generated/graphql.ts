@@ -1,7 +1,6 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { OrderDoc, LineItemDoc } from '../store/orders.js';
-import type { EntityReference } from '../references.js';
-import type { OrderNotFoundMember, InsufficientPermissionsMember, InvalidOrderTransitionMember } from '../resolvers/UpdateOrderResult.js';
+import type { EntityReference, OrderNotFoundMember, InsufficientPermissionsMember, InvalidOrderTransitionMember } from '../mappers.js';
 import type { Context } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;

@@ -1,27 +1,6 @@
 import type { UpdateOrderResultResolvers } from '../generated/graphql.js';
 import { refusalError, type Refusal } from '../domain/orders.js';
-import type { OrderStatus } from '../domain/transitions.js';
-
-export interface OrderNotFoundMember {
-  __typename: 'OrderNotFound';
-  message: string;
-  orderId: string;
-}
-
-export interface InsufficientPermissionsMember {
-  __typename: 'InsufficientPermissions';
-  message: string;
-  requiredRole: string;
-}
-
-export interface InvalidOrderTransitionMember {
-  __typename: 'InvalidOrderTransition';
-  message: string;
-  from: OrderStatus;
-  to: OrderStatus;
-}
-
-export type RefusalMember = OrderNotFoundMember | InsufficientPermissionsMember | InvalidOrderTransitionMember;
+import type { RefusalMember } from '../mappers.js';
 
 /**
  * A refusal as a member of UpdateOrderResult, with the message its error form carries. Refusals the union has no

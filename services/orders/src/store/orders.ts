@@ -2,7 +2,10 @@
 // is a compare-and-set on its version, so concurrent writers cannot overwrite each other unseen.
 import { randomUUID } from 'node:crypto';
 import { findByIdsInKeyOrder, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/common';
-import type { OrderStatus } from '../domain/transitions.js';
+
+/** Every status an order document may hold; the state machine in domain/ decides the moves between them. */
+export const ORDER_STATUSES = ['PENDING', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 export interface LineItemDoc {
   /** The product's global ID (the catalog owns products). */
