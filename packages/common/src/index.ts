@@ -6,6 +6,7 @@ export * from './logger.js';
 export * from './metrics.js';
 export * from './money.js';
 export * from './pagination.js';
+export * from './peer.js';
 export * from './policy.js';
 export * from './redis.js';
 export * from './run.js';

@@ -9,7 +9,7 @@ import {
   type Logger,
   type SubgraphService,
 } from '@ordergraph/common';
-import { createCatalogClient } from './catalog.js';
+import { createCatalogClient } from './peers/catalog.js';
 import type { OrdersConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { createOrderCommands } from './domain/orders.js';

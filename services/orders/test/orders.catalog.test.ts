@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, EmbeddedDatabase, toGlobalId } from '@ordergraph/common';
 import { graphql, token } from '@ordergraph/testkit';
-import { createCatalogClient } from '../src/catalog.js';
+import { createCatalogClient } from '../src/peers/catalog.js';
 import { createOrderCommands } from '../src/domain/orders.js';
 import { inProcessOrderEvents } from '../src/events.js';
 import { OrderStore } from '../src/store/orders.js';

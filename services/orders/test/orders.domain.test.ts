@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, toGlobalId, type DocumentDatabase, type Identity } from '@ordergraph/common';
 import { storeBackends } from '@ordergraph/testkit';
-import { createCatalogClient } from '../src/catalog.js';
+import { createCatalogClient } from '../src/peers/catalog.js';
 import { createOrderCommands, decideUpdate, MAX_WRITE_ATTEMPTS, normalizeItems, type OrderCommands } from '../src/domain/orders.js';
 import type { OrderStatus } from '../src/store/orders.js';
 import { inProcessOrderEvents } from '../src/events.js';

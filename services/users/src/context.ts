@@ -1,6 +1,6 @@
 import type { RequestIdentity, Viewer } from '@ordergraph/common';
 import { createLoaders, type Loaders } from './loaders.js';
-import type { SearchFanOut } from './search.js';
+import type { SearchFanOut } from './peers/search.js';
 import type { UserStore } from './store/users.js';
 
 export interface Context {

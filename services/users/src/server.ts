@@ -11,7 +11,7 @@ import {
 import type { UsersConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { resolvers } from './resolvers/index.js';
-import { createSearchFanOut } from './search.js';
+import { createSearchFanOut } from './peers/search.js';
 import { seedUsers } from './seed.js';
 import { UserStore } from './store/users.js';
 
@@ -28,8 +28,8 @@ export async function createUsersService(
   if (config.SEED) logger.info({ users: await seedUsers(store) }, 'seeded');
   const search = createSearchFanOut(
     [
-      { typename: 'Order', url: config.ORDERS_URL, field: '_searchOrders' },
-      { typename: 'Product', url: config.CATALOG_URL, field: '_searchProducts' },
+      { name: 'orders', typename: 'Order', url: config.ORDERS_URL, field: '_searchOrders' },
+      { name: 'catalog', typename: 'Product', url: config.CATALOG_URL, field: '_searchProducts' },
     ],
     logger,
   );

@@ -15,7 +15,7 @@ import {
   type Identity,
   type Viewer,
 } from '@ordergraph/common';
-import type { Catalog } from '../catalog.js';
+import type { Catalog } from '../peers/catalog.js';
 import type { OrderEventPublisher } from '../events.js';
 import type { LineItemDoc, OrderDoc, OrderStatus, OrderStore } from '../store/orders.js';
 import { checkItemsEdit, checkStatusChange, EDITABLE_STATUS } from './transitions.js';

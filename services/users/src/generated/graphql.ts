@@ -1,7 +1,7 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { UserDoc } from '../store/users.js';
 import type { UserConnectionModel } from '../resolvers/UserConnection.js';
-import type { Reference } from '../search.js';
+import type { Reference } from '../domain/search.js';
 import type { Context } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;

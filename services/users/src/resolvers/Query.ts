@@ -12,7 +12,7 @@ import {
   type Keyset,
 } from '@ordergraph/common';
 import type { QueryResolvers } from '../generated/graphql.js';
-import { isReferencedType, mergeHits } from '../search.js';
+import { isReferencedType, mergeHits } from '../domain/search.js';
 import { toConnection } from './UserConnection.js';
 import { readUser } from './User.js';
 
