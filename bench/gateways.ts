@@ -4,13 +4,13 @@
 // timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart
 // next to bench/README.md. `npm run bench -- --help` lists the options.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
+import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
@@ -39,7 +39,8 @@ if (options.help) {
   duration     seconds of load per gateway per round; warmup: seconds before the first round (not counted)
   connections  autocannon's concurrent connections
   gateways     which gateways to run, by name (ours first: the ratios are ours/each)
-  profile      a directory: our gateway runs under node --cpu-prof writing there, and its top self times are printed
+  profile      a directory: our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing
+               into ours/ and bare/ there, and their top self times are printed
   heap         a directory: after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner
                are written there and compared`);
   process.exit(0);
@@ -51,6 +52,7 @@ const CONNECTIONS = Number(options.connections);
 const scenarios = SCENARIOS.filter((scenario) => options.scenarios.split(',').includes(scenario.id));
 
 const SECRET = 'benchmark-secret-of-at-least-32-characters';
+const SIGNING_SECRET = 'benchmark-subgraph-signing-secret-000000';
 const TSX = ['--conditions=source', '--import', 'tsx'];
 const children: ChildProcess[] = [];
 
@@ -59,7 +61,7 @@ async function start(name: string, script: string, args: string[], env: Record<s
   const child = fork(resolve(ROOT, script), args, {
     cwd: ROOT,
     execArgv: [...TSX, ...execArgv],
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, ...env },
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   children.push(child);
@@ -107,6 +109,10 @@ async function heapSnapshot(gateway: Gateway, dir: string): Promise<string> {
   }
 }
 
+/** With --profile, ours and the bare runtime on the Rust planner write CPU profiles, each into a directory of its own. */
+const PROFILED = { ours: 'our gateway', bare: 'the bare runtime on the Rust planner' };
+const profiled = (which: keyof typeof PROFILED) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, which)}`] : []);
+
 async function startGateways(supergraphPath: string, redisUrl: string): Promise<Gateway[]> {
   const gateways: Gateway[] = [];
   const wanted = options.gateways.split(',');
@@ -125,9 +131,9 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     // High enough that the benchmark measures routing, not refusals.
     RATE_LIMIT_MAX: '1000000000',
     MAX_COMPLEXITY: '1000000',
-  }, [...heap, ...(options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile)}`] : [])]);
+  }, [...heap, ...profiled('ours')]);
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
-  await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, heap);
+  await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);
   await add('@apollo/gateway', 'bench/servers/apollo-gateway.ts', (port) => [supergraphPath, String(port)]);
   return gateways;
 }
@@ -242,10 +248,11 @@ async function main() {
   console.log(`\n${renderTable(measurements, { date: started.toISOString(), machine, rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS })}`);
   writeFileSync(options.chart, renderChart(measurements, `${started.toISOString().slice(0, 10)}, ${machine}`));
   console.log(`chart written to ${options.chart}`);
-  if (options.profile) {
-    const profiles = readdirSync(options.profile).filter((file) => file.endsWith('.cpuprofile')).map((file) => resolve(options.profile!, file));
+  for (const [which, name] of options.profile ? Object.entries(PROFILED) : []) {
+    const dir = resolve(options.profile!, which);
+    const profiles = existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith('.cpuprofile')).map((file) => resolve(dir, file)) : [];
     const newest = profiles.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
-    if (newest) console.log(`\nour gateway's top self times (${newest}):\n${formatSelfTimes(selfTimes(newest, 25))}`);
+    if (newest) console.log(`\n${name}'s top self times (${newest}):\n${formatSelfTimes(selfTimes(newest, 25))}`);
   }
   const failed = measurements.some((m) => m.errors > 0 || m.mismatches > 0);
   if (failed) console.error('some gateway answered with errors or differing bodies under load (see the table)');

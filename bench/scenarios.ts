@@ -1,5 +1,5 @@
 // The benchmark's three scenarios, each a query every Federation 2 gateway answers identically.
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 
 export interface Scenario {
   id: string;

@@ -1,12 +1,12 @@
 // Authentication and authorization through the composed supergraph over real HTTP: every kind of bad token is refused
-// with 401 before anything runs, no token runs as anonymous, and DESIGN section 4's rules hold for every cross-user
+// with 401 before anything runs, no token runs as anonymous, and the authorization rules hold for every cross-user
 // attempt. Production tokens come from a stand-in identity provider (testkit), the one boundary we do not own: its keys
 // are real and its JWKS is served over local HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
-import { DEV_JWT_SECRET, toGlobalId } from '@ordergraph/common';
+import { DEV_JWT_SECRET, toGlobalId } from '@ordergraph/core';
 import { graphql, startIdentityProvider, token, type GraphQLResponse, type IdentityProvider } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const adminId = toGlobalId('User', 'user-0000');
 const aliceId = toGlobalId('User', 'user-0001');
@@ -87,7 +87,7 @@ describe('development tokens (HS256 with JWT_SECRET)', () => {
 
   it('a subgraph called directly verifies the token itself', async () => {
     const forged = withPayload(alice, { sub: aliceId, role: 'ADMIN', exp: 4e9 });
-    const { status, body } = await graphql(supergraph.subgraphs.users, `{ users { id } }`, { token: forged });
+    const { status, body } = await graphql(supergraph.subgraphUrl('users'), `{ users { id } }`, { token: forged });
     expect(status).toBe(401);
     expect(codes(body)).toEqual(['UNAUTHENTICATED']);
   });
@@ -157,7 +157,7 @@ describe('production tokens (RS256/ES256 through JWT_JWKS_URL)', () => {
   });
 });
 
-describe('authorization in the subgraphs (DESIGN section 4)', () => {
+describe('authorization in the subgraphs', () => {
   let supergraph: Supergraph;
   let admin: string;
   let alice: string;
@@ -180,11 +180,11 @@ describe('authorization in the subgraphs (DESIGN section 4)', () => {
     ['update', `mutation ($id: ID!) { updateOrder(id: $id, input: { status: CANCELLED }) { id status } }`, 'updateOrder'],
     ['change the items of', `mutation ($id: ID!, $p: ID!) { updateOrder(id: $id, input: { items: [{ productId: $p, quantity: 9 }] }) { id } }`, 'updateOrder'],
     ['cancel', `mutation ($id: ID!) { cancelOrder(id: $id) { id status } }`, 'cancelOrder'],
-  ])("another user cannot %s an order by its ID (FORBIDDEN), anonymous is UNAUTHENTICATED", async (_action, query, field) => {
+  ])("another user cannot %s an order by its ID (NOT_FOUND, as for a missing one), anonymous is UNAUTHENTICATED", async (_action, query, field) => {
     const variables = { id: aliceOrder, p: productId(2) };
     const asBob = await api(query, { variables, token: bob });
     expect(asBob.body.data?.[field] ?? null).toBeNull();
-    expect(asBob.body.errors).toEqual([expect.objectContaining({ message: 'Not authorized', extensions: { code: 'FORBIDDEN' } })]);
+    expect(asBob.body.errors).toEqual([expect.objectContaining({ message: `Order with id ${aliceOrder} not found`, extensions: { code: 'NOT_FOUND', resource: 'Order', id: aliceOrder } })]);
     expect(asBob.body.errors![0]!.path![0]).toBe(field);
     const anonymous = await api(query, { variables });
     expect(codes(anonymous.body)).toEqual(['UNAUTHENTICATED']);
@@ -193,12 +193,12 @@ describe('authorization in the subgraphs (DESIGN section 4)', () => {
     expect(mine.body.data!.order).toEqual({ status: 'PENDING', items: [{ quantity: 1 }] });
   });
 
-  it('the union form answers another user with InsufficientPermissions and its requiredRole', async () => {
-    const { body } = await api(
-      `mutation ($id: ID!) { updateOrderResult(id: $id, input: { status: CANCELLED }) { __typename ... on InsufficientPermissions { message requiredRole } } }`,
-      { variables: { id: aliceOrder }, token: bob },
-    );
-    expect(body.data!.updateOrderResult).toEqual({ __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' });
+  it('the union form answers another user with OrderNotFound, and the owner beyond their rights with InsufficientPermissions', async () => {
+    const UPDATE = `mutation ($id: ID!, $s: OrderStatus!) { updateOrderResult(id: $id, input: { status: $s }) { __typename ... on OrderNotFound { orderId } ... on InsufficientPermissions { message requiredRole } } }`;
+    const asBob = await api(UPDATE, { variables: { id: aliceOrder, s: 'CANCELLED' }, token: bob });
+    expect(asBob.body.data!.updateOrderResult).toEqual({ __typename: 'OrderNotFound', orderId: aliceOrder });
+    const asAlice = await api(UPDATE, { variables: { id: aliceOrder, s: 'SHIPPED' }, token: alice });
+    expect(asAlice.body.data!.updateOrderResult).toEqual({ __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' });
   });
 
   it('another user cannot find an order by searching for its ID, nor anonymous', async () => {
@@ -222,10 +222,12 @@ describe('authorization in the subgraphs (DESIGN section 4)', () => {
     ['node(id) of another user', `query ($id: ID!) { node(id: $id) { id } }`, 'node'],
     ['the email of another user', `query ($id: ID!) { user(id: $id) { email } }`, 'user'],
     ['the orders of another user', `query ($id: ID!) { user(id: $id) { orders { id } } }`, 'user'],
-  ])('a user cannot read %s', async (_what, query, field) => {
+  ])('a user cannot read %s: null and NOT_FOUND, as for a missing user', async (_what, query, field) => {
     const { body } = await api(query, { variables: { id: bobId }, token: alice });
     expect(body.data?.[field] ?? null).toBeNull();
-    expect(codes(body)).toEqual(['FORBIDDEN']);
+    expect(codes(body)).toEqual(['NOT_FOUND']);
+    const missing = await api(query, { variables: { id: toGlobalId('User', 'nobody') }, token: alice });
+    expect(codes(missing.body)).toEqual(['NOT_FOUND']);
   });
 
   it('a user reads their own email and orders; ADMIN reads anyone', async () => {
@@ -257,7 +259,9 @@ describe('authorization in the subgraphs (DESIGN section 4)', () => {
     ['PROCESSING', 'SHIPPED', 'alice', 'FORBIDDEN'],
     ['PROCESSING', 'CANCELLED', 'admin', null],
     ['SHIPPED', 'DELIVERED', 'admin', null],
-    ['PENDING', 'CANCELLED', 'bob', 'FORBIDDEN'],
+    ['PENDING', 'SHIPPED', 'alice', 'FORBIDDEN'],
+    ['PENDING', 'SHIPPED', 'admin', 'INVALID_TRANSITION'],
+    ['PENDING', 'CANCELLED', 'bob', 'NOT_FOUND'],
   ] as const)('an order in %s moved to %s by %s: %s', async (from, to, who, expected) => {
     const created = await api(`mutation ($p: ID!) { createOrder(input: { items: [{ productId: $p, quantity: 1 }] }) { id } }`, { variables: { p: productId(3) }, token: alice });
     const id = created.body.data!.createOrder.id as string;

@@ -2,14 +2,16 @@
 // with its own code at a 4xx status, quickly, before any subgraph works on it, with no internal detail and no long echo
 // of what was sent; afterwards every process is healthy, no log line repeats the input, and neither /metrics nor Redis
 // has grown with it. Also the HTTP hygiene every response shares: CORS, security headers, validators.
-import { request } from 'node:http';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/common';
-import { readCounter, startRedis, token, waitFor, type TestRedis } from '@ordergraph/testkit';
-import { startProcessSupergraph, type ProcessSupergraph } from './processes.js';
+import { createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/core';
+import { SIGNATURE_EXTENSION, signOperation } from '@ordergraph/subgraph-kit';
+import { graphql, readCounter, startRedis, subscribe, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
+import { startProcessSupergraph, type ProcessSupergraph } from '@ordergraph/testkit/e2e';
 
 const SECRET = 'bad-input-secret-of-at-least-32-characters';
+const SIGNING_SECRET = 'bad-input-subgraph-signing-secret-0000000';
 const ALLOWED_ORIGIN = 'https://shop.example';
 const INTERNAL = /originalError|stacktrace|serviceName|ECONNREFUSED|127\.0\.0\.1|RangeError|SyntaxError|\.[cm]?[jt]s:\d+/;
 
@@ -21,7 +23,7 @@ let admin: string;
 beforeAll(async () => {
   redis = await startRedis();
   supergraph = await startProcessSupergraph({
-    env: { NODE_ENV: 'production', JWT_SECRET: SECRET, SHUTDOWN_DELAY: '0', REDIS_URL: redis.url, LOG_LEVEL: 'info' },
+    env: { NODE_ENV: 'production', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, SHUTDOWN_DELAY: '0', REDIS_URL: redis.url, LOG_LEVEL: 'info' },
     envOf: { gateway: { CORS_ORIGINS: ALLOWED_ORIGIN } },
   });
   inspect = createRedis(redis.url, createLogger('bad-input', 'silent'));
@@ -75,8 +77,7 @@ const ROWS: [string, () => Sent, number, string][] = [
   ['10 unknown directives on one field (graphql-cop)', () => ({ body: operation(`query cop { __typename ${'@aa'.repeat(10)} }`) }), 400, 'GRAPHQL_VALIDATION_FAILED'],
   ['5,001 tokens', () => ({ body: operation(`{ __typename(n: [${' 1'.repeat(4992)}]) }`) }), 400, 'TOKEN_LIMIT_EXCEEDED'],
   ['a 100,000-character unknown field', () => ({ body: operation(`{ ${long(100_000)} }`) }), 400, 'GRAPHQL_VALIDATION_FAILED'],
-  // Just over: the gateway answers from the Content-Length and closes, which a larger body still being written would race.
-  ['a body over 1 MiB', () => ({ body: operation(`{ __typename } # ${long(1024 * 1024)}`) }), 413, 'PAYLOAD_TOO_LARGE'],
+  ['a body over 1 MiB', () => ({ body: operation(`{ __typename } # ${long(2 * 1024 * 1024)}`) }), 413, 'PAYLOAD_TOO_LARGE'],
   ['a subscription with Accept: multipart/mixed without subscriptionSpec', () => ({ body: operation('subscription { newOrderCreated { id } }'), headers: { accept: 'multipart/mixed' } }), 406, 'NOT_ACCEPTABLE'],
   ['a subscription with Accept: application/json', () => ({ body: operation('subscription { newOrderCreated { id } }'), headers: { accept: 'application/json' } }), 406, 'NOT_ACCEPTABLE'],
 ];
@@ -99,6 +100,34 @@ describe('bad input, by class', () => {
     // At most a short prefix of anything sent comes back.
     expect(text.length).toBeLessThan(1000);
     expect(text).not.toMatch(INTERNAL);
+  });
+
+  it('a body over 1 MiB still being written when the 413 comes: the client reads it, and the connection goes on', async () => {
+    const declared = 4 * 1024 * 1024;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const outgoing = request(supergraph.url, {
+      method: 'POST',
+      agent,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}`, 'content-length': declared },
+    });
+    const answered = new Promise<IncomingMessage>((resolve, reject) => outgoing.once('response', resolve).once('error', reject));
+    outgoing.write(long(64 * 1024));
+    const response = await answered;
+    const socket = response.socket;
+    // Only now the rest of the body: a gateway that closed on answering would have reset the connection by then.
+    for (let sent = 64 * 1024; sent < declared; sent += 64 * 1024) outgoing.write(long(64 * 1024));
+    outgoing.end();
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk as Buffer);
+    expect(response.statusCode).toBe(413);
+    expect(JSON.parse(Buffer.concat(chunks).toString()).errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
+    const next = await new Promise<IncomingMessage>((resolve, reject) =>
+      request(supergraph.url.replace(/\/graphql$/, '/healthz'), { agent }, resolve).once('error', reject).end(),
+    );
+    expect(next.socket).toBe(socket);
+    next.resume();
+    expect(next.statusCode).toBe(200);
+    agent.destroy();
   });
 
   it('a WebSocket message over 1 MiB: the connection is closed (1009), the gateway goes on', async () => {
@@ -195,5 +224,72 @@ describe('HTTP hygiene', () => {
     expect(cacheable.filter((name) => name === 'etag')).toHaveLength(1);
     const noStore = await rawHeaders('{ products(limit: 1) { id } }');
     expect(noStore.filter((name) => name === 'etag' || name === 'last-modified')).toEqual([]);
+  });
+});
+
+describe('subgraphs reached directly', () => {
+  const SERVICE = '{ _service { sdl } }';
+  const ENTITIES = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on User { id email } } }';
+  const signed = (secret: string, query: string, variables?: Record<string, unknown>) => ({
+    query,
+    ...(variables ? { variables } : {}),
+    extensions: { [SIGNATURE_EXTENSION]: signOperation(secret, { query, variables }) },
+  });
+  const direct = (url: string, body: object) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` }, body: JSON.stringify(body) });
+  const representations = { r: [{ __typename: 'User', id: toGlobalId('User', 'user-0001') }] };
+
+  it.each(['users', 'orders', 'catalog'] as const)('%s refuses what the gateway did not sign, _service included, with 403 FORBIDDEN', async (name) => {
+    const { url } = supergraph.processes[name];
+    for (const body of [
+      { query: SERVICE },
+      { query: ENTITIES, variables: representations },
+      { query: `{ ${Array.from({ length: 200 }, (_, i) => `a${i}: __typename`).join(' ')} }` },
+      // Signed with another secret; a signature lifted from another operation; one whose variables were changed.
+      signed('not-the-secret-of-this-deployment-00000', SERVICE),
+      { ...signed(SIGNING_SECRET, '{ __typename }'), query: SERVICE },
+      { ...signed(SIGNING_SECRET, ENTITIES, { r: [] }), variables: representations },
+    ]) {
+      const response = await direct(url, body);
+      expect(response.status).toBe(403);
+      const answer = (await response.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+      expect(answer.data).toBeUndefined();
+      expect(answer.errors).toEqual([expect.objectContaining({ message: 'Only the gateway may call this service', extensions: expect.objectContaining({ code: 'FORBIDDEN' }) })]);
+    }
+    expect((await fetch(url)).status).toBe(403);
+  });
+
+  it("serves an operation signed with the deployment's secret: the gateway's and the peers' way in", async () => {
+    const response = await direct(supergraph.processes.users.url, signed(SIGNING_SECRET, ENTITIES, representations));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { _entities: [{ id: representations.r[0]!.id, email: 'user1@example.com' }] } });
+  });
+
+  it('orders refuses a WebSocket subscription the gateway did not sign, and leaves nothing open', async () => {
+    const refused = subscribe(wsClient(supergraph.processes.orders.url, { token: admin }), 'subscription { newOrderCreated { id } }');
+    expect(await refused.ended).toEqual([expect.objectContaining({ message: 'Only the gateway may call this service', extensions: expect.objectContaining({ code: 'FORBIDDEN' }) })]);
+    expect(await readCounter(metricsOf(supergraph.processes.orders.url), 'graphql_active_subscriptions')).toBe(0);
+  });
+
+  it("the gateway's signed calls go through, over HTTP and WebSocket, and so do the subgraphs' signed calls to each other", async () => {
+    const buyer = await token('USER', 'user-0003', { secret: SECRET });
+    const events = subscribe(wsClient(supergraph.url, { token: buyer }), 'subscription { newOrderCreated { id user { name } items { product { name } } } }');
+    await waitFor(async () => (await readCounter(metricsOf(supergraph.processes.orders.url), 'graphql_active_subscriptions')) === 1, 'the subscription open on orders');
+    // createOrder: orders asks the catalog for prices.
+    const created = await graphql(supergraph.url, 'mutation ($p: ID!) { createOrder(input: { items: [{ productId: $p, quantity: 1 }] }) { id } }', {
+      variables: { p: toGlobalId('Product', 'product-0001') },
+      token: buyer,
+    });
+    expect(created.body.errors).toBeUndefined();
+    const orderId = created.body.data!['createOrder'].id as string;
+    const [event] = await events.received(1);
+    expect(event).toEqual({ data: { newOrderCreated: { id: orderId, user: { name: expect.any(String) }, items: [{ product: { name: expect.any(String) } }] } } });
+    await events.close();
+    // node(id) and search: users asks orders and the catalog.
+    const { body } = await graphql(supergraph.url, 'query ($id: ID!, $q: String!) { node(id: $id) { __typename id } search(query: $q) { __typename } }', {
+      variables: { id: orderId, q: orderId },
+      token: buyer,
+    });
+    expect(body).toEqual({ data: { node: { __typename: 'Order', id: orderId }, search: [{ __typename: 'Order' }] } });
   });
 });

@@ -1,9 +1,9 @@
 // Cache hints end to end: @cacheControl composed from the catalog into the supergraph, the Cache-Control header the
 // gateway computes from the fields selected, and the public response cache in a real Redis shared by two replicas.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId, type Redis } from '@ordergraph/common';
+import { toGlobalId, type Redis } from '@ordergraph/core';
 import { graphql, token } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
 let inspect: Redis;
@@ -61,7 +61,7 @@ describe('Cache-Control', () => {
   });
 
   it('comes from hints the catalog declares, which its own Apollo Server reads as well', async () => {
-    const response = await graphql(supergraph.subgraphs.catalog, `{ product(id: "${productId(23)}") { name currentPrice } }`);
+    const response = await graphql(supergraph.subgraphUrl('catalog'), `{ product(id: "${productId(23)}") { name currentPrice } }`);
     expect(response.headers.get('cache-control')).toBe('max-age=60, public');
   });
 });

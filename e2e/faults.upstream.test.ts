@@ -3,9 +3,9 @@
 // the fields the failing one owns, within its timeout; repeated failures open the subgraph's circuit (fail fast,
 // shown in /readyz) until a probe finds it back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, startRedis, token, type TestRedis } from '@ordergraph/testkit';
-import { startProcessSupergraph, type ProcessSupergraph } from './processes.js';
+import { startProcessSupergraph, type ProcessSupergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: ProcessSupergraph;
 let redis: TestRedis;

@@ -6,10 +6,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { findChromium, graphql, isLocal, launchChromium, readCounter, token, waitFor } from '@ordergraph/testkit';
-import { REPO_ROOT } from '@ordergraph/gateway/supergraph';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { REPO_ROOT } from '@ordergraph/composition';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const chromiumPath = findChromium();
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');

@@ -11,10 +11,10 @@ import { startStandaloneServer } from '@apollo/server/standalone';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
-import { composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/gateway/supergraph';
+import { toGlobalId } from '@ordergraph/core';
+import { composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/composition';
 import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const productId = toGlobalId('Product', 'product-0001');
 /** Bounds for waiting on progress, generous for a busy machine; nothing asserts on how long anything took. */

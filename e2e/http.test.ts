@@ -1,11 +1,11 @@
-// HTTP semantics of the gateway over real HTTP (DESIGN section 5, the GraphQL-over-HTTP spec): the graphql-http
+// HTTP semantics of the gateway over real HTTP (the GraphQL-over-HTTP spec): the graphql-http
 // server audit, every kind of bad request with its status and code, no schema suggestions in production, and a
 // subgraph that is down. Every error entry carries extensions.code and nothing internal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverAudits } from 'graphql-http';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, token, withoutRequestIds } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const MiB = 1024 * 1024;
 const JSON_TYPE = 'application/json';
@@ -55,7 +55,7 @@ describe('the gateway in development', () => {
       const failed = results.filter((result) => result.status !== 'ok');
       expect(failed.filter((result) => !result.name.startsWith('MAY')).map((result) => `${result.id} ${result.name}`)).toEqual([]);
       // The MAY audits that fail are plain GETs with no header forcing a CORS preflight, refused as CSRF-prone
-      // (DESIGN section 5); the GraphQL-over-HTTP spec lets a server refuse them. The next test sends them with one.
+      // the GraphQL-over-HTTP spec lets a server refuse them. The next test sends them with one.
       for (const result of failed) {
         expect(result.name).toMatch(/GET/);
         expect('response' in result && (await result.response.json())).toMatchObject({ errors: [{ message: expect.stringContaining('CSRF') }] });

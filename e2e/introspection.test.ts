@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClientSchema, getIntrospectionQuery, printSchema, type IntrospectionEnumType, type IntrospectionObjectType, type IntrospectionQuery } from 'graphql';
 import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const SECRET = 'introspection-test-secret-of-32-characters';
 const FULL = getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true, specifiedByUrl: true, directiveIsRepeatable: true });

@@ -2,9 +2,9 @@
 // refused with its code and figures before any subgraph is called, while graphql-js's introspection query stays allowed.
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, token } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
 let shallow: Supergraph;
@@ -85,6 +85,40 @@ describe('complexity', () => {
       expect(body.errors).toBeUndefined();
       expect(body.data!.__schema.types.map((type: { name: string }) => type.name)).toContain('Product');
     }
+  });
+});
+
+describe('demand control: @cost and @listSize', () => {
+  /** The estimated cost the gateway reports for a traced operation, with the limit it was held to. */
+  async function estimated(query: string, options: { variables?: Record<string, unknown>; token?: string } = {}) {
+    const { body } = await graphql(supergraph.url, query, { ...options, headers: { 'x-ordergraph-tracing': '1' } });
+    expect(body.errors).toBeUndefined();
+    return body.extensions?.['cost'];
+  }
+
+  it('prices a list by its slicing argument, its default when not given, and reports the estimate when tracing is on', async () => {
+    // products @listSize(slicingArguments: ["limit"]), limit defaults to 20: 1 + 20 x (id 1)
+    expect(await estimated('{ products { id } }')).toEqual({ estimated: 21, max: 1000 });
+    expect(await estimated('{ products(limit: 3) { id } }')).toEqual({ estimated: 4, max: 1000 });
+    expect((await graphql(supergraph.url, '{ products { id } }')).body.extensions?.['cost']).toBeUndefined();
+  });
+
+  it("adds a field's @cost weight and multiplies by its assumed size", async () => {
+    // search @cost(weight: 10) @listSize(assumedSize: 20): 10 + 20 x (id 1 + name 1)
+    expect(await estimated('{ search(query: "lamp") { ... on Product { id name } } }')).toEqual({ estimated: 50, max: 1000 });
+  });
+
+  it('multiplies only the sized fields of a connection', async () => {
+    // usersConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"]): 1 + totalCount 1 + 50 x (edges 1 + cursor 1)
+    expect(await estimated('{ usersConnection(first: 50) { totalCount edges { cursor } } }', { token: admin })).toEqual({ estimated: 102, max: 1000 });
+  });
+
+  it('refuses an operation the directives price over the limit before any subgraph is called', async () => {
+    const query = `{ usersConnection(first: 100) { edges { node { orders(limit: 100) { items { product { name } } } } } } }`;
+    const { status, error } = await refused(supergraph, query, { token: admin });
+    expect(status).toBe(400);
+    // 1 + 100 x (edges 1 + node (1 + orders (1 + 100 x items (1 + 10 x product (1 + name 1)))))
+    expect(error.extensions).toEqual({ code: 'COMPLEXITY_LIMIT_EXCEEDED', maxComplexity: 1000, complexity: 1 + 100 * (1 + (1 + (1 + 100 * (1 + 10 * (1 + 1))))) });
   });
 });
 

@@ -3,7 +3,7 @@
 // gets back in the x-request-id header and in every error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { token } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
 const raw: string[] = [];

@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
-import { REPO_ROOT } from '@ordergraph/gateway/supergraph';
+import { toGlobalId } from '@ordergraph/core';
+import { REPO_ROOT } from '@ordergraph/composition';
 import { graphql, readCounter, subscribe, token, waitFor, wsClient } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
 let admin: string;
@@ -35,7 +35,9 @@ describe('per subgraph', () => {
 
   it('counts errors by code for the subgraph that failed', async () => {
     const before = await gauge('gateway_subgraph_errors_total', { subgraph: 'users' });
-    const { body } = await graphql(supergraph.url, `{ user(id: "${toGlobalId('User', 'user-0001')}") { email } }`);
+    // Alice reading another user: the gateway lets a signed-in caller through, the users subgraph refuses.
+    const alice = await token('USER', 'user-0001');
+    const { body } = await graphql(supergraph.url, `{ user(id: "${toGlobalId('User', 'user-0002')}") { email } }`, { token: alice });
     expect(body.errors?.length).toBeGreaterThan(0);
     expect(await gauge('gateway_subgraph_errors_total', { subgraph: 'users' })).toBeGreaterThan(before);
     expect(await scrape()).toMatch(/gateway_subgraph_errors_total\{[^}]*subgraph="users"[^}]*code="[A-Z_]+"|gateway_subgraph_errors_total\{[^}]*code="[A-Z_]+"[^}]*subgraph="users"/);

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { ApolloClient, HttpLink, InMemoryCache, gql, type TypedDocumentNode } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId, type Redis } from '@ordergraph/common';
+import { toGlobalId, type Redis } from '@ordergraph/core';
 import { graphql, token, withoutRequestIds, type GraphQLResponse } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const productId = toGlobalId('Product', 'product-0007');

@@ -1,9 +1,9 @@
 // Both query planners behind our gateway answer alike: the Rust one (the default) and the JavaScript one that
 // QUERY_PLANNER=js keeps for one release, on the same subgraphs, including the field errors the gateway completes.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, token } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let rust: Supergraph;
 let js: Supergraph;
@@ -25,6 +25,7 @@ it.each([
   ['entities across three subgraphs', ORDERS, { id: toGlobalId('User', 'user-0001') }],
   ['a product by node(id)', NODE, { id: toGlobalId('Product', 'product-0003') }],
   ['an unknown order by node(id): null and NOT_FOUND', NODE, { id: toGlobalId('Order', 'nothing') }],
+  ['an unknown order by node(id) { __typename id }, asked of its owner', `query ($id: ID!) { node(id: $id) { __typename id } }`, { id: toGlobalId('Order', 'nothing') }],
   ['a malformed ID', NODE, { id: 'garbage!' }],
 ])('%s', async (_case, query, variables) => {
   const ask = (supergraph: typeof rust) => graphql(supergraph.url, query, { variables, token: admin });
@@ -32,4 +33,22 @@ it.each([
   expect(fromRust.status).toBe(fromJs.status);
   expect(fromRust.body.data).toEqual(fromJs.body.data);
   expect(codes(fromRust.body)).toEqual(codes(fromJs.body));
+});
+
+it('shows the query plan to administrators who ask for it by header, in extensions.queryPlan, and to no one else', async () => {
+  const variables = { id: toGlobalId('User', 'user-0001') };
+  const planned = await graphql(rust.url, ORDERS, { variables, token: admin, headers: { 'x-ordergraph-query-plan': '1' } });
+  expect(planned.body.errors).toBeUndefined();
+  const plan = JSON.stringify(planned.body.extensions?.['queryPlan']);
+  expect(planned.body.extensions?.['queryPlan']).toMatchObject({ kind: 'QueryPlan' });
+  for (const subgraph of ['users', 'orders', 'catalog']) expect(plan).toContain(`"serviceName":"${subgraph}"`);
+  // Apollo Router's header works too.
+  const apollo = await graphql(rust.url, ORDERS, { variables, token: admin, headers: { 'apollo-expose-query-plan': 'true' } });
+  expect(apollo.body.extensions?.['queryPlan']).toEqual(planned.body.extensions?.['queryPlan']);
+  const alice = await token('USER', 'user-0001');
+  const asUser = await graphql(rust.url, ORDERS, { variables, token: alice, headers: { 'x-ordergraph-query-plan': '1' } });
+  expect(asUser.body.errors).toBeUndefined();
+  expect(asUser.body.extensions?.['queryPlan']).toBeUndefined();
+  const unasked = await graphql(rust.url, ORDERS, { variables, token: admin });
+  expect(unasked.body.extensions?.['queryPlan']).toBeUndefined();
 });

@@ -1,10 +1,10 @@
 // Rate limits per client and operation, counted in a real Redis shared by two gateway replicas. Small limits
 // (5 standard, 3 expensive per 60 s) keep the suite short; each test speaks as its own client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId, type Redis } from '@ordergraph/common';
+import { toGlobalId, type Redis } from '@ordergraph/core';
 import { graphql, token, waitFor, type GraphQLResponse } from '@ordergraph/testkit';
 import { rateLimitKey } from '@ordergraph/gateway';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
 let inspect: Redis;

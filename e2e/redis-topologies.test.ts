@@ -3,9 +3,9 @@
 // through a Redis Cluster of three primaries, and through a Sentinel-watched primary that fails over under traffic.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, readCounter, startRedisCluster, startRedisSentinel, subscribe, token, waitFor, wsClient, type TestCluster, type TestSentinel } from '@ordergraph/testkit';
-import { startReplicas, type Replicated } from './replicas.js';
+import { startReplicas, type Replicated } from '@ordergraph/testkit/e2e';
 
 const productQuery = (n: number) => `{ product(id: "${toGlobalId('Product', `product-${String(n).padStart(4, '0')}`)}") { id name currentPrice } }`;
 const PLACE_ORDER = `mutation ($p: ID!) { createOrder(input: { items: [{ productId: $p, quantity: 1 }] }) { id } }`;

@@ -4,12 +4,12 @@
 // connection's kernel buffers within a few hundred events.
 import http from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { SLOW_SUBSCRIBER_CLOSE } from '@ordergraph/gateway';
 import { CREATED_CHANNEL } from '@ordergraph/orders';
 import { countResults, publishOrderEvents, readCounter, redisClient, startRedis, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
 import type { WebSocket } from 'ws';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const NEW_ORDER = `subscription { newOrderCreated { id items { quantity } } }`;
 const ADMIN = 'user-0000';

@@ -2,10 +2,10 @@
 // per connection, connection_init in time, answering pings) and graceful shutdown. Without REDIS_URL: the orders
 // subgraph's in-process event fallback carries the events here.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, readCounter, sseClient, subscribe, toWsUrl, token, waitFor, wsClient, type Stream, type SubscriptionResult } from '@ordergraph/testkit';
 import { WebSocket } from 'ws';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const INIT_TIMEOUT_MS = 1_000;
 const KEEPALIVE_MS = 1_000;
@@ -25,7 +25,7 @@ afterAll(() => supergraph?.stop());
 
 const active = async () => ({
   gateway: await readCounter(url.replace('/graphql', '/metrics'), 'graphql_active_subscriptions'),
-  orders: await readCounter(supergraph!.subgraphs.orders.replace('/graphql', '/metrics'), 'graphql_active_subscriptions'),
+  orders: await readCounter(supergraph!.subgraphUrl('orders').replace('/graphql', '/metrics'), 'graphql_active_subscriptions'),
 });
 const activeAre = (count: number) =>
   waitFor(async () => JSON.stringify(await active()) === JSON.stringify({ gateway: count, orders: count }), `${count} active subscriptions`);

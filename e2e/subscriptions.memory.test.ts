@@ -2,7 +2,7 @@
 // graphql-ws and an SSE subscription that stay open (with a field from the users subgraph, fetched per event), and
 // the heap of this process (the gateway and the subgraphs behind it) after a forced collection does not grow with them.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { CREATED_CHANNEL } from '@ordergraph/orders';
 import {
   countResults,
@@ -17,7 +17,7 @@ import {
   wsClient,
   type TestRedis,
 } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const NEW_ORDER = `subscription { newOrderCreated { id status updatedAt user { id name } } }`;
 /** The issue's bound: what a delivered event may leave behind, on average. */
@@ -29,7 +29,7 @@ const EVENTS_PER_ROUND = 1_500;
 let redis: TestRedis;
 let supergraph: Supergraph;
 let publisher: ReturnType<typeof redisClient>;
-const ordersMetrics = () => supergraph.subgraphs.orders.replace(/\/graphql$/, '/metrics');
+const ordersMetrics = () => supergraph.subgraphUrl('orders').replace(/\/graphql$/, '/metrics');
 
 beforeAll(async () => {
   redis = await startRedis();

@@ -3,9 +3,9 @@
 // stream is refused before anything is subscribed.
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, readCounter, token, waitFor } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
 let admin: string;
@@ -37,13 +37,13 @@ describe('multipart subscriptions (Apollo Client HttpLink)', () => {
         if (result.data) received.push(result.data.newOrderCreated.id);
       },
     });
-    await waitFor(async () => (await open(supergraph.subgraphs.orders)) === 1, 'the upstream subscription');
+    await waitFor(async () => (await open(supergraph.subgraphUrl('orders'))) === 1, 'the upstream subscription');
     expect(await open(supergraph.url)).toBe(1);
     const order = await placeOrder();
     await waitFor(() => received.includes(order), 'the event');
 
     subscription.unsubscribe();
-    await waitFor(async () => (await open(supergraph.url)) === 0 && (await open(supergraph.subgraphs.orders)) === 0, 'both streams ended');
+    await waitFor(async () => (await open(supergraph.url)) === 0 && (await open(supergraph.subgraphUrl('orders'))) === 0, 'both streams ended');
     client.stop();
   });
 
@@ -57,7 +57,7 @@ describe('multipart subscriptions (Apollo Client HttpLink)', () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('multipart/mixed;boundary="graphql";subscriptionSpec=1.0');
-    await waitFor(async () => (await open(supergraph.subgraphs.orders)) === 1, 'the upstream subscription');
+    await waitFor(async () => (await open(supergraph.subgraphUrl('orders'))) === 1, 'the upstream subscription');
     const order = await placeOrder();
     const reader = response.body!.getReader();
     let text = '';
@@ -66,7 +66,7 @@ describe('multipart subscriptions (Apollo Client HttpLink)', () => {
     while (!text.endsWith('--graphql')) text += new TextDecoder().decode((await reader.read()).value);
     expect(text).toContain(`\r\n--graphql\r\ncontent-type: application/json; charset=utf-8\r\n\r\n{"payload":{"data":{"newOrderCreated":{"id":"${order}"}}}}\r\n--graphql`);
     controller.abort();
-    await waitFor(async () => (await open(supergraph.subgraphs.orders)) === 0, 'the upstream subscription ended');
+    await waitFor(async () => (await open(supergraph.subgraphUrl('orders'))) === 0, 'the upstream subscription ended');
   });
 
   it.each(['application/json', 'multipart/mixed', 'text/html'])('refuses a subscription that accepts %s alone (406), subscribing nothing upstream', async (accept) => {
@@ -77,6 +77,6 @@ describe('multipart subscriptions (Apollo Client HttpLink)', () => {
     });
     expect(response.status).toBe(406);
     expect(((await response.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('NOT_ACCEPTABLE');
-    expect(await open(supergraph.subgraphs.orders)).toBe(0);
+    expect(await open(supergraph.subgraphUrl('orders'))).toBe(0);
   });
 });

@@ -2,9 +2,9 @@
 // deployment: a mutation through either replica reaches the subscribers of both, and a replica that goes away takes
 // nothing of the other's with it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, readCounter, redisSubscriptions, sseClient, startRedis, subscribe, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
-import { startReplicas, type Replica, type Replicated } from './replicas.js';
+import { startReplicas, type Replica, type Replicated } from '@ordergraph/testkit/e2e';
 
 let redis: TestRedis;
 let deployment: Replicated;

@@ -1,9 +1,9 @@
 // The composed supergraph end to end: every root field, every cross-subgraph field, the order state machine, the
 // concurrency rule, null propagation and the error shapes, over real HTTP through the gateway.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
-import { graphql, token } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { toGlobalId } from '@ordergraph/core';
+import { UPDATE_ORDER_RESULT, graphql, token } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
 let admin: string;
@@ -185,15 +185,6 @@ describe('mutations', () => {
 
 describe('the order state machine', () => {
   const UPDATE = `mutation ($id: ID!, $input: UpdateOrderInput!) { updateOrder(id: $id, input: $input) { id status } }`;
-  const UPDATE_RESULT = `mutation ($id: ID!, $input: UpdateOrderInput!) {
-    updateOrderResult(id: $id, input: $input) {
-      __typename
-      ... on Order { id status }
-      ... on OrderNotFound { message orderId }
-      ... on InsufficientPermissions { message requiredRole }
-      ... on InvalidOrderTransition { message from to }
-    }
-  }`;
   const move = (id: string, status: string, as: string) => api(UPDATE, { variables: { id, input: { status } }, token: as });
 
   it('walks PENDING -> PROCESSING -> SHIPPED -> DELIVERED as ADMIN; DELIVERED is terminal', async () => {
@@ -216,19 +207,37 @@ describe('the order state machine', () => {
     expect(codes((await move(order.id, 'PENDING', admin)).body)).toEqual(['INVALID_TRANSITION']);
   });
 
-  it('never lets another user read or change an order', async () => {
+  it("never lets another user read or change an order, and answers them as for a missing one", async () => {
     const order = await createOrder(alice, [{ productId: productId(22), quantity: 1 }]);
-    const read = await api(`query ($id: ID!) { order(id: $id) { status } }`, { variables: { id: order.id }, token: bob });
-    expect(read.body.data!.order).toBeNull();
-    expect(codes(read.body)).toEqual(['FORBIDDEN']);
-    expect(codes((await api(`mutation ($id: ID!) { cancelOrder(id: $id) { status } }`, { variables: { id: order.id }, token: bob })).body)).toEqual(['FORBIDDEN']);
+    const missing = toGlobalId('Order', 'missing');
+    for (const query of [
+      `query ($id: ID!) { order(id: $id) { status } }`,
+      `query ($id: ID!) { node(id: $id) { __typename id } }`,
+      `mutation ($id: ID!) { cancelOrder(id: $id) { status } }`,
+      `mutation ($id: ID!) { updateOrder(id: $id, input: { status: SHIPPED }) { status } }`,
+    ]) {
+      const ask = async (id: string) => (await api(query, { variables: { id }, token: bob })).body;
+      const [foreign, absent] = await Promise.all([ask(order.id), ask(missing)]);
+      // The same answer but for the ID itself: null and NOT_FOUND.
+      expect(JSON.stringify(foreign).replaceAll(order.id, 'ID')).toBe(JSON.stringify(absent).replaceAll(missing, 'ID'));
+      expect(codes(foreign)).toEqual(['NOT_FOUND']);
+      // data is { order: null } for a query, null for a mutation's non-null field.
+      expect(Object.values(foreign.data ?? {}).filter((value) => value !== null)).toEqual([]);
+    }
+  });
+
+  it('checks permission before state: the owner moving a PENDING order to SHIPPED is FORBIDDEN', async () => {
+    const order = await createOrder(alice, [{ productId: productId(22), quantity: 1 }]);
+    expect(codes((await move(order.id, 'SHIPPED', alice)).body)).toEqual(['FORBIDDEN']);
+    expect(codes((await move(order.id, 'SHIPPED', admin)).body)).toEqual(['INVALID_TRANSITION']);
   });
 
   it('updateOrderResult returns each failure as a union member', async () => {
     const order = await createOrder(alice, [{ productId: productId(23), quantity: 1 }]);
     const result = async (id: string, status: string, as: string) =>
-      (await api(UPDATE_RESULT, { variables: { id, input: { status } }, token: as })).body.data!.updateOrderResult;
-    expect(await result(order.id, 'PROCESSING', bob)).toEqual({ __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' });
+      (await api(UPDATE_ORDER_RESULT, { variables: { id, input: { status } }, token: as })).body.data!.updateOrderResult;
+    expect(await result(order.id, 'PROCESSING', alice)).toEqual({ __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' });
+    expect(await result(order.id, 'PROCESSING', bob)).toMatchObject({ __typename: 'OrderNotFound', orderId: order.id });
     const missing = toGlobalId('Order', 'missing');
     expect(await result(missing, 'PROCESSING', admin)).toMatchObject({ __typename: 'OrderNotFound', orderId: missing });
     expect(await result(order.id, 'DELIVERED', admin)).toMatchObject({ __typename: 'InvalidOrderTransition', from: 'PENDING', to: 'DELIVERED' });

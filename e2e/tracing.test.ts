@@ -1,10 +1,10 @@
 // Apollo tracing at the gateway: the format, an entry for every resolver and every subgraph fetch, and who may ask
 // (everyone in development, ADMIN only in production).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { graphql, token } from '@ordergraph/testkit';
 import type { ResolverTrace } from '../gateway/src/tracing.js';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const aliceId = toGlobalId('User', 'user-0001');
 const QUERY = `query ($id: ID!) { user(id: $id) { name orders(limit: 2) { id items { quantity product { name } } } } }`;

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId, type Redis, type Role } from '@ordergraph/common';
+import { toGlobalId, type Redis, type Role } from '@ordergraph/core';
 import {
   graphql,
   legacyWsClient,
@@ -26,7 +26,8 @@ import {
   type WsClientOptions,
 } from '@ordergraph/testkit';
 import { rateLimitKey } from '@ordergraph/gateway';
-import { startSupergraph, type Supergraph } from './harness.js';
+import { SIGNATURE_EXTENSION, signOperation } from '@ordergraph/subgraph-kit';
+import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const SECRET = 'transports-test-secret-of-32-characters';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -95,18 +96,20 @@ async function activeAre(target: Supergraph, count: number) {
   const gauge = (url: string) => readCounter(url.replace(/\/graphql$/, '/metrics'), 'graphql_active_subscriptions');
   await waitFor(async () => {
     const gateways = (await Promise.all(target.gatewayUrls.map(gauge))).reduce((sum, value) => sum + value, 0);
-    return gateways === count && (await gauge(target.subgraphs.orders)) === count;
+    return gateways === count && (await gauge(target.subgraphUrl('orders'))) === count;
   }, `${count} active subscriptions`);
 }
 
-/** Places an order through the orders subgraph itself: every newOrderCreated subscriber of an administrator gets it. */
+/**
+ * Places an order through the orders subgraph itself, signed as the gateway signs (production subgraphs serve nothing
+ * else): every newOrderCreated subscriber of an administrator gets it.
+ */
 async function placeOrder(target: Supergraph): Promise<string> {
   const admin = await caller('ADMIN');
-  const { body } = await graphql(
-    target.subgraphs.orders,
-    'mutation Place($p: ID!) { createOrder(input: { items: [{ productId: $p, quantity: 1 }] }) { id } }',
-    { variables: { p: toGlobalId('Product', 'product-0001') }, token: admin.token },
-  );
+  const query = 'mutation Place($p: ID!) { createOrder(input: { items: [{ productId: $p, quantity: 1 }] }) { id } }';
+  const variables = { p: toGlobalId('Product', 'product-0001') };
+  const signature = signOperation(TEST_SIGNING_SECRET, { query, variables });
+  const { body } = await graphql(target.subgraphUrl('orders'), query, { variables, token: admin.token, extensions: { [SIGNATURE_EXTENSION]: signature } });
   expect(body.errors).toBeUndefined();
   return body.data!.createOrder.id;
 }

@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { baseEnvSchema } from '@ordergraph/common';
+import { baseEnvSchema } from '@ordergraph/core';
 import { catalogEnvSchema } from '@ordergraph/catalog/config';
 import { gatewayEnvSchema } from '@ordergraph/gateway/config';
-import { REPO_ROOT } from '@ordergraph/gateway/supergraph';
+import { REPO_ROOT } from '@ordergraph/composition';
 import { ordersEnvSchema } from '@ordergraph/orders/config';
 import { usersEnvSchema } from '@ordergraph/users/config';
 import { startEnvSchema } from './start-plan.js';
@@ -70,7 +70,7 @@ export function configReference(): string {
     ['users', table(keys(subgraphs['users']!, subgraphs['catalog']), { users: subgraphs['users']! })],
     ['orders', table(keys(subgraphs['orders']!, subgraphs['catalog']), { orders: subgraphs['orders']! })],
     ['gateway', table(keys(gatewayEnvSchema.shape as Shape, base), { gateway: gatewayEnvSchema.shape as Shape })],
-    ['npm start (ports of the processes it starts)', table(keys(startEnvSchema.shape as Shape), { start: startEnvSchema.shape as Shape })],
+    ['npm start (ports of the processes it starts)', table(keys(startEnvSchema().shape as Shape), { start: startEnvSchema().shape as Shape })],
   ];
   return sections.map(([title, body]) => `#### ${title}\n\n${body}`).join('\n\n');
 }

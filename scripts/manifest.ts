@@ -5,7 +5,7 @@
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generatePersistedQueryManifest } from '@apollo/generate-persisted-query-manifest';
-import { REPO_ROOT, writeSupergraph } from '@ordergraph/gateway/supergraph';
+import { REPO_ROOT, writeSupergraph } from '@ordergraph/composition';
 
 const EXAMPLE_DOCUMENTS = 'examples/client/src/operations/*.graphql';
 const EXAMPLE_MANIFEST = 'examples/client/persisted-query-manifest.json';

@@ -3,7 +3,7 @@
 //   --config <supergraph.yaml>  --output <api.graphql>   other paths than the repository's own
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { API_SCHEMA_PATH, CompositionError, compose, readSupergraphConfig, writeSupergraph } from '@ordergraph/gateway/supergraph';
+import { API_SCHEMA_PATH, CompositionError, compose, readSupergraphConfig, writeSupergraph } from '@ordergraph/composition';
 
 const { values } = parseArgs({ options: { config: { type: 'string' }, output: { type: 'string' } } });
 const output = values.output ? resolve(values.output) : API_SCHEMA_PATH;

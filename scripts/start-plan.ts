@@ -1,40 +1,55 @@
-// What npm start runs, where: every port comes from the environment, and each process is told where the others are.
+// What npm start runs, where: the subgraphs supergraph.yaml lists, every port from the environment, and each process
+// told where the others are.
+import { dirname, join, relative } from 'node:path';
 import { z } from 'zod';
-import { loadConfig } from '@ordergraph/common';
+import { REPO_ROOT, readSupergraphConfig, type SubgraphSource } from '@ordergraph/composition';
+import { loadConfig } from '@ordergraph/core';
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
 
-/** The gateway listens on PORT, as in its image; each subgraph on <NAME>_PORT (its own image's PORT default). */
-export const startEnvSchema = z.object({
-  PORT: port(4000).describe('The gateway\'s port.'),
-  USERS_PORT: port(4001).describe('The users subgraph\'s port.'),
-  ORDERS_PORT: port(4002).describe('The orders subgraph\'s port.'),
-  CATALOG_PORT: port(4003).describe('The catalog subgraph\'s port.'),
-});
+/**
+ * The gateway listens on PORT, as in its image; each subgraph supergraph.yaml lists on <NAME>_PORT, by default the
+ * port of its routing URL there.
+ */
+export function startEnvSchema(subgraphs: SubgraphSource[] = readSupergraphConfig()) {
+  return z.object({
+    PORT: port(4000).describe('The gateway\'s port.'),
+    ...Object.fromEntries(
+      subgraphs.map(({ name, url }) => [`${name.toUpperCase()}_PORT`, port(Number(new URL(url).port)).describe(`The ${name} subgraph's port.`)]),
+    ),
+  });
+}
 
 export interface Launch {
   name: string;
+  /** The process's entry module, relative to the repository root: the index.ts beside the subgraph's schema. */
   entry: string;
   port: number;
   env: Record<string, string>;
 }
 
-/** The subgraphs in start order (each needs only those before it), then the gateway. */
-export function startPlan(env: NodeJS.ProcessEnv = process.env): { subgraphs: Launch[]; gateway: Launch } {
-  const ports = loadConfig(startEnvSchema, env);
-  const url = (port: number) => `http://127.0.0.1:${port}/graphql`;
-  const [users, orders, catalog] = [url(ports.USERS_PORT), url(ports.ORDERS_PORT), url(ports.CATALOG_PORT)];
+/**
+ * The subgraphs supergraph.yaml lists (each told where every other one listens, as <NAME>_URL), then the gateway
+ * (told where each listens, as SUBGRAPH_<NAME>_URL).
+ */
+export function startPlan(env: NodeJS.ProcessEnv = process.env, config?: string): { subgraphs: Launch[]; gateway: Launch } {
+  const sources = readSupergraphConfig(config);
+  const ports = loadConfig(startEnvSchema(sources), env) as Record<string, number>;
+  const portOf = (name: string) => ports[`${name.toUpperCase()}_PORT`]!;
+  const url = (name: string) => `http://127.0.0.1:${portOf(name)}/graphql`;
+  const others = (name: string) => sources.filter((source) => source.name !== name);
   return {
-    subgraphs: [
-      { name: 'catalog', entry: 'services/catalog/src/index.ts', port: ports.CATALOG_PORT, env: {} },
-      { name: 'orders', entry: 'services/orders/src/index.ts', port: ports.ORDERS_PORT, env: { CATALOG_URL: catalog } },
-      { name: 'users', entry: 'services/users/src/index.ts', port: ports.USERS_PORT, env: { ORDERS_URL: orders, CATALOG_URL: catalog } },
-    ],
+    subgraphs: sources.map(({ name, schemaPath }) => ({
+      name,
+      entry: relative(REPO_ROOT, join(dirname(schemaPath), 'index.ts')),
+      port: portOf(name),
+      env: Object.fromEntries(others(name).map((peer) => [`${peer.name.toUpperCase()}_URL`, url(peer.name)])),
+    })),
     gateway: {
       name: 'gateway',
       entry: 'gateway/src/index.ts',
-      port: ports.PORT,
-      env: { SUBGRAPH_USERS_URL: users, SUBGRAPH_ORDERS_URL: orders, SUBGRAPH_CATALOG_URL: catalog },
+      port: ports['PORT']!,
+      env: Object.fromEntries(sources.map(({ name }) => [`SUBGRAPH_${name.toUpperCase()}_URL`, url(name)])),
     },
   };
 }

@@ -1,35 +1,32 @@
 // npm start: the whole supergraph on embedded defaults with seed data, one process per service as in production.
 // Composes the supergraph from supergraph.yaml, starts catalog, orders, users and the gateway, waits until each is
-// ready, then prints the URL and ready-to-use tokens. Ctrl-C stops everything.
-import { spawn, type ChildProcess } from 'node:child_process';
+// ready, then prints the URL and ready-to-use tokens. A process that exits is restarted with backoff (supervisor.ts)
+// while the rest keeps serving; Ctrl-C drains and stops everything.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEV_JWT_SECRET, signDevToken, toGlobalId } from '@ordergraph/common';
+import { DEV_JWT_SECRET, signDevToken, toGlobalId } from '@ordergraph/core';
 import { graphiqlEnabled, loadGatewayConfig } from '@ordergraph/gateway/config';
-import { REPO_ROOT, composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
+import { REPO_ROOT, composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { SEED_ADMIN_LOCAL_ID, SEED_USER_LOCAL_ID } from '@ordergraph/seed';
 import { startPlan, type Launch } from './start-plan.js';
 import { processProgress, storeMode, summaryBox } from './start-report.js';
+import { supervise, type Supervised } from './supervisor.js';
 
 const supergraphPath = join(mkdtempSync(join(tmpdir(), 'ordergraph-')), 'supergraph.graphql');
 writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig()));
 
-const children: ChildProcess[] = [];
-function launch(entry: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', entry], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'warn', ...env },
-    stdio: 'inherit',
-  });
-  child.on('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`${entry} exited (${signal ?? code}); stopping the supergraph`);
-      void stop(1);
-    }
-  });
-  children.push(child);
-  return child;
+const services: Supervised[] = [];
+/** Starts a process under supervision: if it exits on its own it is started again, and the others keep serving. */
+function launch(name: string, entry: string, env: Record<string, string>): void {
+  const spawnChild = () =>
+    spawn(process.execPath, ['--conditions=source', '--import', 'tsx', entry], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'warn', ...env },
+      stdio: 'inherit',
+    });
+  services.push(supervise(name, spawnChild));
 }
 
 async function waitReady(name: string, port: number): Promise<void> {
@@ -45,11 +42,9 @@ async function waitReady(name: string, port: number): Promise<void> {
   throw new Error(`${name} was not ready on port ${port} within 60 s`);
 }
 
-let stopping = false;
+/** Every process drains (SIGTERM) at once; a terminal's Ctrl-C has sent them SIGINT already, which drains the same. */
 async function stop(code: number): Promise<never> {
-  stopping = true;
-  for (const child of children) child.kill('SIGTERM');
-  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+  await Promise.all(services.map((service) => service.stop('SIGTERM')));
   process.exit(code);
 }
 process.on('SIGINT', () => void stop(0));
@@ -58,7 +53,7 @@ process.on('SIGTERM', () => void stop(0));
 /** Starts a process and waits until it is ready, printing its progress. */
 async function start(service: Launch, env: Record<string, string>): Promise<void> {
   const progress = processProgress(service.name, service.port);
-  launch(service.entry, { ...service.env, PORT: String(service.port), ...env });
+  launch(service.name, service.entry, { ...service.env, PORT: String(service.port), ...env });
   try {
     await waitReady(service.name, service.port);
     progress.ready();

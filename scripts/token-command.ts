@@ -1,6 +1,6 @@
 // What npm run token does, as a function of its command line and environment: the script wraps it, tests call it.
 import { parseArgs } from 'node:util';
-import { DEV_JWT_SECRET, ROLES, signDevToken, toGlobalId, type Role } from '@ordergraph/common';
+import { DEV_JWT_SECRET, ROLES, signDevToken, toGlobalId, type Role } from '@ordergraph/core';
 import { SEED_ADMIN_LOCAL_ID, SEED_USER_LOCAL_ID } from '@ordergraph/seed';
 
 /** Prints a development token for `args`, signed with the JWT settings of `env`; returns the exit code. */

@@ -1,10 +1,11 @@
 // The README's "Dependency pins", each checked against its reason: a test here fails once a pin's reason no longer
 // holds, so that the pin goes. (turbo's reason, binaries missing from the registry, would need the registry.)
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import semver from 'semver';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '@ordergraph/gateway/supergraph';
+import { REPO_ROOT } from '@ordergraph/composition';
 
 interface Manifest {
   version: string;
@@ -14,7 +15,7 @@ interface Manifest {
 }
 const read = (path: string) => JSON.parse(readFileSync(resolve(REPO_ROOT, path), 'utf8')) as Manifest;
 const installed = (name: string) => read(`node_modules/${name}/package.json`);
-const WORKSPACES = ['.', 'packages/common', 'packages/governance', 'packages/seed', 'packages/testkit', 'services/users', 'services/orders', 'services/catalog', 'gateway'];
+const WORKSPACES = ['.', 'packages/core', 'packages/store', 'packages/subgraph-kit', 'packages/composition', 'packages/governance', 'packages/seed', 'packages/testkit', 'services/users', 'services/orders', 'services/catalog', 'gateway'];
 const ranges = (name: string) =>
   WORKSPACES.map((dir) => read(`${dir}/package.json`)).flatMap((pkg) => [pkg.dependencies?.[name], pkg.devDependencies?.[name]].filter((range) => range !== undefined));
 
@@ -43,5 +44,25 @@ describe('@types/node follows the runtime', () => {
     expect(ranges('@types/node').length).toBeGreaterThan(0);
     for (const range of ranges('@types/node')) expect([semver.minVersion(range)?.major, semver.satisfies(`${major + 1}.0.0`, range)]).toEqual([major, false]);
     expect(semver.major(installed('@types/node').version)).toBe(major);
+  });
+});
+
+describe('@opentelemetry/* follow Hive Gateway\'s OpenTelemetry plugin', () => {
+  const plugin = () => installed('@graphql-hive/plugin-opentelemetry');
+
+  it('at the SDK line @graphql-hive/plugin-opentelemetry depends on, so every process shares one SDK', () => {
+    // Once the plugin moves to a newer SDK line, move ours with it.
+    const theirs = plugin().dependencies ?? {};
+    expect(ranges('@opentelemetry/sdk-node')).toEqual([theirs['@opentelemetry/sdk-node']]);
+    expect(ranges('@opentelemetry/instrumentation-http')).toEqual([theirs['@opentelemetry/instrumentation']]);
+    const apiPeer = installed('@opentelemetry/sdk-node').peerDependencies?.['@opentelemetry/api'] ?? '*';
+    for (const range of ranges('@opentelemetry/api')) expect(semver.intersects(range, apiPeer), range).toBe(true);
+  });
+
+  it('decodes OTLP/protobuf in tests with @opentelemetry/otlp-transformer 0.216, the last release that ships decoders', () => {
+    expect(ranges('@opentelemetry/otlp-transformer')).toEqual(['0.216.0']);
+    const fromTestkit = createRequire(resolve(REPO_ROOT, 'packages/testkit/package.json'));
+    const generated = readFileSync(fromTestkit.resolve('@opentelemetry/otlp-transformer/build/src/generated/root.js'), 'utf8');
+    expect(generated).toContain('ExportTraceServiceRequest.decode = function decode');
   });
 });

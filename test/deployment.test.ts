@@ -1,6 +1,6 @@
-// Independent deployment, checked statically (no Docker engine runs the tests): each deployable has its own Dockerfile
-// that prunes the monorepo to its own workspace and matches its port, docker-compose.yml builds each from its own
-// Dockerfile with health checks, and the CI example runs our checks and rover's against the same supergraph.yaml.
+// Independent deployment, checked statically (no Docker engine runs the tests): docker-compose.yml builds each
+// deployable's image from the one Dockerfile with its workspace and port, and the CI example runs our checks and
+// rover's against the same supergraph.yaml.
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import semver from 'semver';
@@ -8,13 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
-import { REPO_ROOT } from '@ordergraph/gateway/supergraph';
+import { REPO_ROOT } from '@ordergraph/composition';
 import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { loadUsersConfig } from '@ordergraph/users/config';
 
 const read = (path: string) => readFileSync(resolve(REPO_ROOT, path), 'utf8');
 const compose = parseYaml(read('docker-compose.yml')) as {
-  services: Record<string, { build?: { context: string; dockerfile: string }; environment?: Record<string, string>; depends_on?: Record<string, { condition: string }>; healthcheck?: unknown; volumes?: string[] }>;
+  services: Record<string, { build?: { context: string; args?: Record<string, string | number> }; environment?: Record<string, string>; depends_on?: Record<string, { condition: string }>; healthcheck?: unknown; volumes?: string[] }>;
 };
 const rootPackage = JSON.parse(read('package.json')) as { devDependencies: Record<string, string> };
 
@@ -25,45 +25,83 @@ const deployables = [
   { service: 'gateway', dir: 'gateway', port: loadGatewayConfig({}).PORT },
 ];
 
-/** The shared recipe: from its marker to the CMD that ends it. */
-const CMD = 'CMD ["node", "dist/index.js"]';
-const recipe = (text: string) => text.slice(text.indexOf('# --- The recipe'), text.indexOf(CMD) + CMD.length);
-const dockerfileOf = (dir: string) => (existsSync(resolve(REPO_ROOT, `${dir}/Dockerfile`)) ? read(`${dir}/Dockerfile`) : '');
-const shared = recipe(dockerfileOf('services/users'));
+const dockerfile = read('Dockerfile');
+
+/** The Dockerfile's stages: each FROM with the instructions under it, continuation lines joined. */
+const stages = (() => {
+  const lines = dockerfile.replace(/\\\n\s*/g, ' ').split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#'));
+  const firstFrom = lines.findIndex((line) => line.startsWith('FROM '));
+  const result: { name: string | undefined; from: string; lines: string[] }[] = [];
+  for (const line of lines.slice(firstFrom)) {
+    const from = /^FROM (\S+)(?: AS (\S+))?$/.exec(line);
+    if (from) result.push({ from: from[1]!, name: from[2], lines: [] });
+    else result.at(-1)!.lines.push(line);
+  }
+  return { global: lines.slice(0, firstFrom), all: result, runtime: result.at(-1)! };
+})();
+const argsOf = (lines: string[]) => lines.filter((line) => line.startsWith('ARG ')).map((line) => line.slice(4).split('=')[0]!);
 
 describe.each(deployables)('$service image', ({ service, dir, port }) => {
-  const text = dockerfileOf(dir);
   const pkg = JSON.parse(read(`${dir}/package.json`)) as { name: string; scripts: Record<string, string> };
 
-  it('has a Dockerfile of its own, built from the repository root by docker-compose.yml', () => {
-    expect(text).not.toBe('');
-    expect(compose.services[service]?.build).toEqual({ context: '.', dockerfile: `${dir}/Dockerfile` });
-  });
-
-  it('names its workspace, directory and default port', () => {
-    expect(text).toContain(`ARG WORKSPACE=${pkg.name}\nARG WORKSPACE_DIR=${dir}\nARG PORT=${port}\n`);
-    // The command the workspace itself declares for production is the one the recipe runs.
+  it('is built from the repository root by the one Dockerfile, with its workspace, directory and port as arguments', () => {
+    expect(compose.services[service]?.build).toEqual({ context: '.', args: { WORKSPACE: pkg.name, WORKSPACE_DIR: dir, PORT: port } });
+    // The command the workspace itself declares for production is the one the image runs.
     expect(pkg.scripts['start']).toBe('node dist/index.js');
-  });
-
-  it('uses the shared recipe, word for word', () => {
-    expect(recipe(text)).toBe(shared);
   });
 });
 
-describe('the shared Docker recipe', () => {
-  it('prunes to the workspace, builds it with turbo, drops dev dependencies, runs as non-root and checks readiness', () => {
-    expect(shared).toContain(`RUN npx --yes turbo@${rootPackage.devDependencies['turbo']} prune "\${WORKSPACE}" --docker`);
-    expect(shared).toContain('RUN npm ci');
-    expect(shared).toContain('RUN npx turbo run build --filter="${WORKSPACE}" && npm prune --omit=dev');
-    expect(shared).toContain('USER node');
-    expect(shared).toContain('ENV NODE_ENV=production PORT=${PORT}');
-    expect(shared).toMatch(/HEALTHCHECK [^\n]*\\\n\s+CMD \[.*\/readyz/);
-    expect(shared.endsWith(CMD)).toBe(true);
+describe('the Dockerfile', () => {
+  it('is the only one: no workspace keeps a Dockerfile of its own', () => {
+    for (const { dir } of deployables) expect(existsSync(resolve(REPO_ROOT, `${dir}/Dockerfile`)), dir).toBe(false);
   });
 
-  it('gives the gateway image the supergraph it starts with', () => {
-    expect(dockerfileOf('gateway')).toContain('COPY --chown=node:node supergraph.graphql /app/');
+  it('declares every build argument in the stage that uses it, and copies only from stages it has', () => {
+    const names = stages.all.map((stage) => stage.name).filter((name) => name !== undefined);
+    for (const stage of stages.all) {
+      expect(argsOf(stages.global)).toContain(/^\$\{(\w+)\}$/.exec(stage.from)?.[1] ?? stage.from);
+      const declared = argsOf(stage.lines);
+      for (const line of stage.lines) {
+        // Upper case: build arguments; lower case: the shell's own variables.
+        for (const [, used] of line.matchAll(/\$\{([A-Z_]+)\}/g)) expect(declared, line).toContain(used);
+        const copied = /--from=(\S+)/.exec(line)?.[1];
+        if (copied) expect(names).toContain(copied);
+      }
+    }
+  });
+
+  it('refuses to build without a workspace: WORKSPACE, WORKSPACE_DIR and PORT have no default', () => {
+    for (const stage of stages.all) for (const line of stage.lines) expect(line).not.toMatch(/^ARG (WORKSPACE|WORKSPACE_DIR|PORT)=/);
+    expect(dockerfile).toContain('RUN test -n "${WORKSPACE}" ||');
+  });
+
+  it('prunes to the workspace, builds it with turbo and drops dev dependencies', () => {
+    expect(dockerfile).toContain(`RUN npx --yes turbo@${rootPackage.devDependencies['turbo']} prune "\${WORKSPACE}" --docker`);
+    expect(dockerfile).toContain('RUN npm ci');
+    expect(dockerfile).toContain('RUN npx turbo run build --filter="${WORKSPACE}" && npm prune --omit=dev');
+  });
+
+  it('runs a lean stage: built workspaces and production dependencies only, as non-root, checking readiness', () => {
+    const runtime = stages.runtime.lines;
+    expect(runtime.filter((line) => line.startsWith('COPY'))).toEqual([
+      'COPY --from=build --chown=node:node /runtime ./',
+      'COPY --chown=node:node supergraph.graphql /app/',
+    ]);
+    // What /runtime holds: each built workspace's package.json, dist and node_modules; no src, test or test kit.
+    const gather = stages.all.find((stage) => stage.name === 'build')!.lines.find((line) => line.includes('/runtime'))!;
+    expect(gather).toContain('cp -a package.json node_modules /runtime/');
+    expect(gather).toContain('if [ -d "${dir}dist" ]');
+    expect(gather).toContain('cp -a "${dir}package.json" "${dir}dist" "/runtime/${dir}"');
+    expect(gather).not.toMatch(/\bsrc\b|\btest\b/);
+    expect(runtime).toContain('USER node');
+    expect(runtime).toContain('ENV NODE_ENV=production PORT=${PORT}');
+    expect(runtime).toContain('WORKDIR /app/${WORKSPACE_DIR}');
+    expect(runtime.find((line) => line.startsWith('HEALTHCHECK'))).toMatch(/CMD \[.*\/readyz/);
+    expect(runtime.at(-1)).toBe('CMD ["node", "dist/index.js"]');
+  });
+
+  it('gives the gateway the supergraph it starts with, where SUPERGRAPH_PATH looks by default', () => {
+    expect(dockerfile).toContain('COPY --chown=node:node supergraph.graphql /app/');
   });
 });
 
@@ -106,7 +144,7 @@ describe('the runtime', () => {
 
   it('is Node 24 LTS in CI, in every image and in the CI example', () => {
     expect(major).toBe(24);
-    for (const { dir } of deployables) expect(dockerfileOf(dir)).toContain(`ARG NODE_IMAGE=node:${major}-bookworm-slim\n`);
+    expect(dockerfile).toContain(`ARG NODE_IMAGE=node:${major}-bookworm-slim\n`);
     const workflow = parseYaml(read('.github/workflows/schema.yml')) as { jobs: Record<string, { steps: { uses?: string; with?: { 'node-version'?: number } }[] }> };
     const setups = Object.values(workflow.jobs).flatMap((job) => job.steps.filter((step) => step.uses?.startsWith('actions/setup-node')));
     expect(setups.length).toBeGreaterThan(0);

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { generatePersistedQueryManifest } from '@apollo/generate-persisted-query-manifest';
-import { API_SCHEMA_PATH, REPO_ROOT, SUPERGRAPH_PATH, compose, composeSupergraph, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
+import { API_SCHEMA_PATH, REPO_ROOT, SUPERGRAPH_PATH, compose, composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 
 const run = promisify(execFile);
 

@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '@ordergraph/common';
+import { createLogger } from '@ordergraph/core';
 import { createCatalogService } from '@ordergraph/catalog';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
-import { REPO_ROOT, SUPERGRAPH_PATH, readSupergraphConfig } from '@ordergraph/gateway/supergraph';
+import { REPO_ROOT, SUPERGRAPH_PATH, readSupergraphConfig } from '@ordergraph/composition';
 import { BASELINE_DIR, composeCommand, readBaselines, schemaCheckCommand, schemaPublishCommand } from '@ordergraph/governance';
-import { startSupergraph } from '../e2e/harness.js';
+import { startSupergraph } from '@ordergraph/testkit/e2e';
 
 const tsx = resolve(REPO_ROOT, 'node_modules/.bin/tsx');
 type Outcome = { code: number; stdout: string; stderr: string };

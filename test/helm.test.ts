@@ -3,13 +3,13 @@
 // process's own configuration schema, port and probe endpoints.
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { SHUTDOWN_DEADLINE_MS } from '@ordergraph/common';
+import { baseEnvSchema, shutdownSettings } from '@ordergraph/core';
 import { gatewayEnvSchema, loadGatewayConfig } from '@ordergraph/gateway/config';
 import { catalogEnvSchema, loadCatalogConfig } from '@ordergraph/catalog/config';
 import { loadOrdersConfig, ordersEnvSchema } from '@ordergraph/orders/config';
 import { loadUsersConfig, usersEnvSchema } from '@ordergraph/users/config';
 import { helm } from '../scripts/helm.js';
-import { startSupergraph } from '../e2e/harness.js';
+import { startSupergraph } from '@ordergraph/testkit/e2e';
 
 const CHART = 'deploy/helm/ordergraph';
 
@@ -46,6 +46,7 @@ interface PodSpec {
 
 const REQUIRED = [
   '--set', 'secrets.jwtSecret=a-production-secret-of-at-least-32-chars',
+  '--set', 'secrets.subgraphSigningSecret=a-signing-secret-of-at-least-32-characters',
   '--set', 'secrets.redisPassword=redis-password',
   '--set', 'secrets.mongoUrls.users=mongodb://mongo-0.mongo:27017/?replicaSet=rs0',
   '--set', 'secrets.mongoUrls.orders=mongodb://mongo-0.mongo:27017/?replicaSet=rs0',
@@ -53,7 +54,10 @@ const REQUIRED = [
 ];
 
 /** Values of required Secret keys, for a rendering that names an existing Secret. */
-const STAND_INS: Record<string, string> = { MONGO_URL: 'mongodb://mongo-0.mongo:27017/?replicaSet=rs0' };
+const STAND_INS: Record<string, string> = {
+  MONGO_URL: 'mongodb://mongo-0.mongo:27017/?replicaSet=rs0',
+  SUBGRAPH_SIGNING_SECRET: 'a-signing-secret-of-at-least-32-characters',
+};
 
 const render = (args: string[]): K8sObject[] =>
   parseAllDocuments(helm(['template', 'og', CHART, ...args]))
@@ -89,6 +93,11 @@ const renderings = {
     '--set', 'redis.clusterNodes=redis-0:6379\\,redis-1:6379\\,redis-2:6379',
     '--set', 'redis.tls=true',
     '--set', 'gateway.autoscaling.enabled=false',
+    '--set', 'tracing.otlpEndpoint=http://otel-collector.observability:4318',
+    '--set', 'tracing.protocol=http/json',
+    '--set', 'tracing.sampler=parentbased_traceidratio',
+    '--set', 'tracing.samplerArg=0.25',
+    '--set', 'tracing.resourceAttributes=deployment.environment=production\\,service.namespace=ordergraph',
   ],
 };
 
@@ -104,6 +113,8 @@ describe.each(Object.entries(renderings))('the chart rendered with %s', (_title,
   const deployments = byKind('Deployment') as (K8sObject & { spec: { replicas?: number; template: { spec: PodSpec } } })[];
   const configMaps = new Map(byKind('ConfigMap').map((object) => [object.metadata.name, (object as K8sObject & { data: Record<string, string> }).data]));
   const secret = byKind('Secret')[0] as (K8sObject & { stringData: Record<string, string> }) | undefined;
+  // How every process drains, read as runProcess reads it from the settings every process gets.
+  const shutdown = shutdownSettings(baseEnvSchema.parse(configMaps.get('og-config')));
 
   it('renders only objects that are valid against the Kubernetes API schemas', async () => {
     expect(objects.length).toBeGreaterThanOrEqual(10);
@@ -146,11 +157,22 @@ describe.each(Object.entries(renderings))('the chart rendered with %s', (_title,
       expect(container!.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(container!.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
       expect(container!.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
-      // preStop, then SIGTERM, after which the process exits by its own deadline: the kubelet must not kill it sooner.
+      // preStop, then SIGTERM, after which the process exits by its own deadline: the kubelet must not kill it sooner,
+      // nor wait much past it.
       const preStopMs = container!.lifecycle.preStop.sleep.seconds * 1000;
       expect(preStopMs).toBeGreaterThan(0);
-      expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(preStopMs + SHUTDOWN_DEADLINE_MS);
+      const graceMs = pod.terminationGracePeriodSeconds * 1000;
+      expect(graceMs).toBeGreaterThan(preStopMs + shutdown.hardTimeoutMs);
+      expect(graceMs).toBeLessThanOrEqual(preStopMs + shutdown.hardTimeoutMs + 6_000);
     }
+  });
+
+  it('waits once before closing the listener: the preStop sleep, with no SHUTDOWN_DELAY of the process on top', () => {
+    // The processes run in production mode, where SHUTDOWN_DELAY defaults to 5 s: the chart must set it to 0.
+    expect(configMaps.get('og-config')).toMatchObject({ NODE_ENV: 'production', SHUTDOWN_DELAY: '0' });
+    expect(shutdown.delayMs).toBe(0);
+    // The deadline leaves the drain its time (shutdownSettings refuses anything else at start).
+    expect(shutdown.hardTimeoutMs).toBeGreaterThan(shutdown.drainTimeoutMs);
   });
 
   it('runs as non-root on a read-only filesystem with resource requests and limits', () => {
@@ -161,6 +183,15 @@ describe.each(Object.entries(renderings))('the chart rendered with %s', (_title,
       expect(container!.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
       expect(container!.resources.requests).toBeDefined();
       expect(container!.resources.limits).toBeDefined();
+    }
+  });
+
+  it('gives the gateway and every subgraph the same signing secret, which none may start without', () => {
+    for (const deployment of deployments) {
+      const [container] = deployment.spec.template.spec.containers;
+      const signing = container!.env.find((variable) => variable.name === 'SUBGRAPH_SIGNING_SECRET');
+      expect(signing?.valueFrom?.secretKeyRef, deployment.metadata.name).toMatchObject({ key: 'SUBGRAPH_SIGNING_SECRET' });
+      expect(signing!.valueFrom!.secretKeyRef!.optional ?? false).toBe(false);
     }
   });
 
@@ -200,6 +231,9 @@ describe('the supergraph ConfigMap', () => {
 
   it('refuses to render without the secrets it needs', () => {
     expect(() => render([])).toThrow(/secrets.jwtSecret/);
+    const withoutSigning = REQUIRED.filter((arg, i) => !arg.startsWith('secrets.subgraphSigningSecret') && !REQUIRED[i + 1]?.startsWith('secrets.subgraphSigningSecret'));
+    expect(withoutSigning).toHaveLength(REQUIRED.length - 2);
+    expect(() => render(withoutSigning)).toThrow(/secrets.subgraphSigningSecret/);
   });
 });
 

@@ -1,7 +1,7 @@
 // The README's client references against the code: the configuration reference is what `npm run docs:config`
 // generates from the zod schemas, and the error table lists every extensions.code the processes send.
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '@ordergraph/common';
+import { ErrorCode } from '@ordergraph/core';
 import { configReference, readReadme as readme, withConfigReference } from '../scripts/config-reference.js';
 
 describe('README.md', () => {

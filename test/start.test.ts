@@ -1,12 +1,18 @@
-// npm start's plan (every port from the environment, each process pointed at the others' ports) and what it prints.
-import { describe, expect, it } from 'vitest';
-import { ConfigError } from '@ordergraph/common';
+// npm start's plan (every port from the environment, each process pointed at the others' ports), what it prints, and
+// its supervision: real child processes that exit are restarted with backoff, and Ctrl-C drains everything.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, subgraphHost, toGlobalId } from '@ordergraph/core';
+import { REPO_ROOT } from '@ordergraph/composition';
 import { loadCatalogConfig } from '@ordergraph/catalog/config';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
 import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { loadUsersConfig } from '@ordergraph/users/config';
+import { freePort, graphql, token, waitFor } from '@ordergraph/testkit';
 import { startPlan } from '../scripts/start-plan.js';
 import { processProgress, storeMode, summaryBox } from '../scripts/start-report.js';
+import { supervise } from '../scripts/supervisor.js';
 
 const portsOf = (plan: ReturnType<typeof startPlan>) => Object.fromEntries([...plan.subgraphs, plan.gateway].map(({ name, port }) => [name, port]));
 
@@ -33,6 +39,12 @@ describe('npm start', () => {
       SUBGRAPH_ORDERS_URL: 'http://127.0.0.1:5002/graphql',
       SUBGRAPH_CATALOG_URL: 'http://127.0.0.1:5003/graphql',
     });
+  });
+
+  it('binds subgraphs to 127.0.0.1 in development, to every address in production, or where HOST says', () => {
+    expect(subgraphHost(loadUsersConfig({}))).toBe('127.0.0.1');
+    expect(subgraphHost(loadOrdersConfig({ NODE_ENV: 'production' }))).toBe('0.0.0.0');
+    expect(subgraphHost(loadCatalogConfig({ HOST: '10.0.0.7' }))).toBe('10.0.0.7');
   });
 
   it('refuses a port that is not one, naming the variable', () => {
@@ -79,4 +91,113 @@ describe('what npm start prints', () => {
     }
     expect(summaryBox({ url: 'u', graphiql: false, tokens: [], store: storeMode({}), redis: 'r' })).not.toContain('GraphiQL');
   });
+});
+
+/** A real Node child that runs `code`. */
+const node = (code: string) => () => spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+const alive = (pid: number | undefined) => {
+  try {
+    process.kill(pid!, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('supervision of a child', () => {
+  it('restarts a child that keeps exiting, doubling the wait up to its bound', async () => {
+    const lines: string[] = [];
+    const supervised = supervise('crashy', node('process.exit(3)'), (line) => lines.push(line), { initialMs: 100, maxMs: 400, resetAfterMs: 60_000 });
+    await waitFor(() => supervised.restarts >= 4, 'four restarts');
+    await supervised.stop();
+    expect(lines.slice(0, 4)).toEqual([
+      'crashy exited (3); restarting in 0.1 s while the others keep serving',
+      'crashy exited (3); restarting in 0.2 s while the others keep serving',
+      'crashy exited (3); restarting in 0.4 s while the others keep serving',
+      'crashy exited (3); restarting in 0.4 s while the others keep serving',
+    ]);
+  });
+
+  it('waits the shortest time again after a child that had run long enough', async () => {
+    const lines: string[] = [];
+    const supervised = supervise('steady', node('setTimeout(() => process.exit(1), 300)'), (line) => lines.push(line), { initialMs: 100, maxMs: 1000, resetAfterMs: 200 });
+    await waitFor(() => supervised.restarts >= 2, 'two restarts');
+    await supervised.stop();
+    expect(lines.slice(0, 2)).toEqual(Array(2).fill('steady exited (1); restarting in 0.1 s while the others keep serving'));
+  });
+
+  it('stops for good: the running child gets the signal, and nothing restarts it', async () => {
+    const lines: string[] = [];
+    const supervised = supervise('server', node('setInterval(() => {}, 1000)'), (line) => lines.push(line));
+    const { pid } = supervised.child;
+    await supervised.stop('SIGTERM');
+    expect(supervised.child.signalCode).toBe('SIGTERM');
+    expect(alive(pid)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect([supervised.restarts, lines]).toEqual([0, []]);
+  });
+});
+
+describe('npm start, as processes', () => {
+  let start: ChildProcess | undefined;
+  afterAll(() => {
+    // Whatever a failed assertion left running: the whole process group, as a closed terminal would.
+    if (start?.pid && start.exitCode === null) process.kill(-start.pid, 'SIGKILL');
+  });
+
+  /** Pids of npm start's children by service name, read from the process table. */
+  const childrenOf = (pid: number) =>
+    Object.fromEntries(
+      execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/))
+        .flatMap(([child, ...args]) => {
+          const service = /services\/(\w+)\/src\/index\.ts|(gateway)\/src\/index\.ts/.exec(args.join(' '));
+          return service ? [[service[1] ?? service[2]!, Number(child)]] : [];
+        }),
+    ) as Record<string, number>;
+
+  it('restarts a killed subgraph while the others keep serving, and drains everything on Ctrl-C', async () => {
+    const [gateway, users, orders, catalog] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    // Detached: its own process group, which a terminal's Ctrl-C reaches as a whole.
+    start = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'scripts/start.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NODE_ENV: 'development', PORT: String(gateway), USERS_PORT: String(users), ORDERS_PORT: String(orders), CATALOG_PORT: String(catalog) },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    start.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    start.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => start!.once('exit', (code) => resolve(code)));
+    await waitFor(() => output.includes(`http://localhost:${gateway}/graphql`), `npm start's summary: ${output}`, 240_000);
+
+    const url = `http://127.0.0.1:${gateway}/graphql`;
+    const admin = await token('ADMIN', 'user-0000');
+    const USER = `query ($id: ID!) { user(id: $id) { name } }`;
+    const PRODUCTS = `{ products(limit: 1) { name } }`;
+    const before = childrenOf(start.pid!);
+    expect(Object.keys(before).sort()).toEqual(['catalog', 'gateway', 'orders', 'users']);
+
+    // Subgraphs listen on the loopback interface only: another address of this machine finds nothing there.
+    const external = Object.values(networkInterfaces()).flat().find((address) => address?.family === 'IPv4' && !address.internal);
+    if (external) await expect(fetch(`http://${external.address}:${catalog}/healthz`)).rejects.toThrow();
+    expect((await fetch(`http://127.0.0.1:${catalog}/healthz`)).ok).toBe(true);
+
+    process.kill(before['catalog']!, 'SIGKILL');
+    await waitFor(() => output.includes('catalog exited (SIGKILL); restarting in'), 'the supervisor reporting the exit');
+    // The others serve meanwhile.
+    const served = await graphql(url, USER, { variables: { id: toGlobalId('User', 'user-0001') }, token: admin });
+    expect(served.body).toEqual({ data: { user: { name: expect.any(String) } } });
+    await waitFor(async () => !(await graphql(url, PRODUCTS, { token: admin })).body.errors, 'the restarted catalog serving through the gateway', 120_000);
+    const after = childrenOf(start.pid!);
+    expect(after['catalog']).not.toBe(before['catalog']);
+    expect([after['gateway'], after['users'], after['orders']]).toEqual([before['gateway'], before['users'], before['orders']]);
+
+    process.kill(-start.pid!, 'SIGINT');
+    expect(await exited).toBe(0);
+    for (const pid of Object.values(after)) expect(alive(pid)).toBe(false);
+    expect(output).not.toContain('gateway exited');
+  }, 400_000);
 });

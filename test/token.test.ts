@@ -4,8 +4,8 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { DEV_JWT_SECRET, createTokenVerifier, toGlobalId } from '@ordergraph/common';
-import { REPO_ROOT } from '@ordergraph/gateway/supergraph';
+import { DEV_JWT_SECRET, createTokenVerifier, toGlobalId } from '@ordergraph/core';
+import { REPO_ROOT } from '@ordergraph/composition';
 import { tokenCommand } from '../scripts/token-command.js';
 
 const SECRET = 'token-script-test-secret-of-32-characters';

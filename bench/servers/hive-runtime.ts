@@ -1,5 +1,6 @@
 // The bare Hive Gateway runtime, as its documentation sets it up: the supergraph, the caller's Authorization passed to
-// the subgraphs (they verify it), nothing else. With `--rust` it executes on the Rust query planner.
+// the subgraphs (they verify it), its upstream signature (production subgraphs require it), nothing else. With
+// `--rust` it executes on the Rust query planner.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
@@ -12,6 +13,8 @@ const runtime = createGatewayRuntime({
   logging: false,
   landingPage: false,
   graphiql: false,
+  // Production subgraphs serve only requests signed with the runtime's own upstream signature.
+  hmacSignature: { secret: process.env['SUBGRAPH_SIGNING_SECRET']! },
   propagateHeaders: {
     fromClientToSubgraphs: ({ request }) => {
       const authorization = request.headers.get('authorization');

@@ -8,7 +8,7 @@ import {
   type Logger,
   type TokenVerifier,
   type Viewer,
-} from '@ordergraph/common';
+} from '@ordergraph/core';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { errorResponse } from './errors.js';
 

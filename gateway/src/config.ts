@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/common';
+import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/core';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 import type { UpstreamSettings } from './upstream.js';
 import { QUERY_PLANNERS } from './query-planner.js';
@@ -30,6 +30,7 @@ const numbersByKey = (fallback: string, form: string) =>
 
 export const gatewayEnvSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000).describe('The port the gateway listens on.'),
+  HOST: z.string().default('0.0.0.0').describe('The address the gateway listens on.'),
   MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20).describe('Subscriptions one WebSocket connection may have active at once.'),
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(3_000).describe('A WebSocket client that has not sent connection_init by then is closed (4408).'),
   WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000).describe('WebSocket ping interval; a peer that misses a ping is dropped and its subscriptions released.'),
@@ -66,12 +67,13 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),
-  MAX_COMPLEXITY: count(1000).describe('Complexity budget of an operation: 1 per field, lists multiplied by first/limit (10 when absent).'),
+  MAX_COMPLEXITY: count(1000).describe('Estimated cost an operation may reach: @cost weights (1 per field by default), lists multiplied by their @listSize or first/limit (10 when absent).'),
   MAX_ALIASES: count(30).describe('Aliases an operation may use.'),
   MAX_TOKENS: count(5000).describe('Tokens a document may have.'),
   MAX_DIRECTIVES_PER_FIELD: count(10).describe('Directives one field may carry.'),
   MAX_DUPLICATE_FIELDS: z.coerce.number().int().min(0).default(30).describe('Fields a document may repeat within one selection set as written (`__typename __typename`), counted over the document.'),
   MAX_OPERATION_NAME_LENGTH: count(100).describe('Characters an operation name may have, in the document or in `operationName`.'),
+  BATCH_MAX_OPERATIONS: z.coerce.number().int().min(0).max(100).default(0).describe('HTTP batching (a JSON array of operations in one POST): the most operations a batch may hold (more: 413); 0, the default, turns batching off (a batch is then 400). Each operation counts on its own against every limit and rate limit.'),
 
   // Input values, checked on the request before anything else reads them (input.ts).
   MAX_VARIABLES_DEPTH: count(10).describe('Objects and lists the variables may nest.'),

@@ -36,16 +36,20 @@ export function httpDrain(server: http.Server): HttpDrain {
     sockets.set(socket, { inFlight: 0, served: 0 });
     socket.once('close', () => sockets.delete(socket));
   });
+  // One listener for every response (no closure per request): the response knows its request, and that its socket.
+  function responseClosed(this: http.ServerResponse) {
+    const state = sockets.get(this.req.socket);
+    if (!state) return;
+    state.inFlight--;
+    state.served++;
+    if (closing && state.inFlight === 0) this.req.socket.end();
+  }
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
     if (draining) response.setHeader('connection', 'close');
     const state = sockets.get(request.socket);
     if (!state) return;
     state.inFlight++;
-    response.once('close', () => {
-      state.inFlight--;
-      state.served++;
-      if (closing && state.inFlight === 0) request.socket.end();
-    });
+    response.once('close', responseClosed);
   });
   const endIdle = (fresh: boolean) => {
     for (const [socket, state] of sockets) if (state.inFlight === 0 && (state.served > 0) !== fresh) socket.end();

@@ -5,11 +5,11 @@
 // then tokens, depth, aliases and directives bound parsing and validation, and complexity is measured just before
 // execution, all before any subgraph is called; tracing times the execution itself.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import type { Logger, Redis } from '@ordergraph/common';
+import type { Logger, Redis } from '@ordergraph/core';
 import { createCacheControl } from './cache-control.js';
 import type { GatewayConfig } from './config.js';
 import { useInputLimits } from './input.js';
-import { limitedParser, useOperationLimits } from './limits.js';
+import { limitedParser, useOperationLimits, type MeasuredCosts } from './limits.js';
 import { createOperationReader, viewerOf } from './operation.js';
 import { readPersistedQueryManifest, useAutomaticPersistedQueries, usePersistedQueryAllowlist } from './persisted-queries.js';
 import { useRateLimits } from './rate-limit.js';
@@ -46,6 +46,7 @@ export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessE
     maxOperationNameLength: config.MAX_OPERATION_NAME_LENGTH,
   };
   const readOperation = createOperationReader(limitedParser(operationLimits));
+  const measuredCosts: MeasuredCosts = new WeakMap();
   const cacheControl = createCacheControl({ readOperation, graphqlEndpoint });
   return [
     useRedisReadiness(redis, readinessEndpoint, logger),
@@ -63,7 +64,7 @@ export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessE
       redis,
       readOperation,
     ),
-    useOperationLimits(operationLimits),
+    useOperationLimits(operationLimits, measuredCosts),
     cacheControl.plugin,
     useSharedResponseCache({
       redis,
@@ -75,6 +76,6 @@ export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessE
       cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request),
       mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
     }),
-    useTracing({ production: config.NODE_ENV === 'production' }),
+    useTracing({ production: config.NODE_ENV === 'production', cost: (context) => ({ estimated: measuredCosts.get(context), max: config.MAX_COMPLEXITY }) }),
   ];
 }

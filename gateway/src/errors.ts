@@ -3,7 +3,7 @@
 // SUBGRAPH_UNAVAILABLE, and anything unexpected is masked as INTERNAL_SERVER_ERROR, without internal detail.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { ErrorCode, INTERNAL_ERROR_MESSAGE, currentRequest, isPublicCode, rootCause } from '@ordergraph/common';
+import { ErrorCode, INTERNAL_ERROR_MESSAGE, currentRequest, isPublicCode, rootCause } from '@ordergraph/core';
 import { TRANSPORT_FAILURES, isTimeout } from './upstream.js';
 
 
@@ -66,7 +66,7 @@ function codeOf(error: GraphQLError): unknown {
   return code;
 }
 
-const located = (error: GraphQLError | undefined, message: string, extensions: Record<string, unknown>) =>
+const errorAt = (error: GraphQLError | undefined, message: string, extensions: Record<string, unknown>) =>
   new GraphQLError(message, {
     nodes: error?.nodes ?? null,
     source: error?.source ?? null,
@@ -82,15 +82,15 @@ const located = (error: GraphQLError | undefined, message: string, extensions: R
  */
 export function createErrorPolicy({ production }: { production: boolean }) {
   return function publicError(error: unknown): GraphQLError {
-    if (!(error instanceof GraphQLError)) return located(undefined, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
+    if (!(error instanceof GraphQLError)) return errorAt(undefined, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
     if (TRANSPORT_FAILURES.has(error.extensions['code'])) {
-      if (isTimeout(error)) return located(error, SUBGRAPH_TIMEOUT_MESSAGE, { code: ErrorCode.SUBGRAPH_TIMEOUT });
-      return located(error, SUBGRAPH_UNAVAILABLE_MESSAGE, { code: ErrorCode.SUBGRAPH_UNAVAILABLE });
+      if (isTimeout(error)) return errorAt(error, SUBGRAPH_TIMEOUT_MESSAGE, { code: ErrorCode.SUBGRAPH_TIMEOUT });
+      return errorAt(error, SUBGRAPH_UNAVAILABLE_MESSAGE, { code: ErrorCode.SUBGRAPH_UNAVAILABLE });
     }
     const code = codeOf(error);
     if (!isPublicCode(code) || code === ErrorCode.INTERNAL_SERVER_ERROR || !(rootCause(error) instanceof GraphQLError)) {
       // `unexpected`: yoga answers 500 when such an error stands alone, without data.
-      return located(error, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
+      return errorAt(error, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
     }
     const extensions = error.extensions as Record<string, unknown> & { http?: HttpExtension };
     // A coercion failure is a GraphQL request error, like a validation failure: 400, but 200 for application/json
@@ -125,10 +125,14 @@ const withRequestId = (error: GraphQLError): GraphQLError => {
 };
 
 export function useErrorPolicy(publicError: (error: unknown) => GraphQLError): GatewayPlugin {
+  const cleaned = <R extends object>(result: R): R => {
+    if (!('errors' in result) || !Array.isArray(result.errors) || result.errors.length === 0) return result;
+    return { ...result, errors: result.errors.map((error: unknown) => withRequestId(publicError(error))) };
+  };
   return {
     onResultProcess({ result, setResult }) {
-      if (Array.isArray(result) || !('errors' in result) || !result.errors?.length) return;
-      setResult({ ...result, errors: result.errors.map((error) => withRequestId(publicError(error))) });
+      // An HTTP batch (BATCH_MAX_OPERATIONS) is an array of results, each cleaned alike.
+      setResult(Array.isArray(result) ? result.map(cleaned) : cleaned(result));
     },
   };
 }

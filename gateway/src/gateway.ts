@@ -11,12 +11,14 @@ import {
   createTokenVerifier,
   redisTarget,
   shutdownSettings,
+  signingSecret,
   type Drainable,
   requestIdFrom,
   withRequest,
   type Logger,
-} from '@ordergraph/common';
+} from '@ordergraph/core';
 import { useAuthentication } from './auth.js';
+import { authorizationDirectives } from './authorization.js';
 import { corsOrigins, introspectionMode, subgraphUrlOverrides, upstreamSettings, type GatewayConfig } from './config.js';
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
@@ -25,7 +27,8 @@ import { hiveLogger } from './logging.js';
 import { useHttpSemantics } from './http.js';
 import { useIntrospectionPolicy } from './introspection.js';
 import { edgePlugins, inputLimits } from './edge.js';
-import { plannerOptions, useResultCompletion } from './query-planner.js';
+import type { OpenTelemetryPlugin } from './opentelemetry.js';
+import { plannerOptions, useQueryPlanInspection, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { useMultipartSubscriptions } from './multipart.js';
 import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
@@ -47,6 +50,8 @@ export interface GatewayOptions {
   /** The supergraph SDL to serve, or a source polled every SUPERGRAPH_POLL_INTERVAL ms for a new one (supergraph-source.ts). */
   supergraph: string | (() => string | Promise<string>);
   logger: Logger;
+  /** Hive's OpenTelemetry plugin, when tracing is on (index.ts loads it only then). */
+  openTelemetry?: OpenTelemetryPlugin | undefined;
 }
 
 export interface Gateway extends Drainable {
@@ -55,7 +60,7 @@ export interface Gateway extends Drainable {
   stop(): Promise<void>;
 }
 
-export function createGateway({ config, supergraph, logger }: GatewayOptions): Gateway {
+export function createGateway({ config, supergraph, logger, openTelemetry }: GatewayOptions): Gateway {
   const production = config.NODE_ENV === 'production';
   const registry = createMetricsRegistry('gateway');
   const subscriptions = subscriptionTracking(registry, logger, { maxPendingEvents: config.SUBSCRIPTION_MAX_PENDING_EVENTS });
@@ -69,6 +74,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
 
   const shared = openSharedState(redisTarget(config), logger, production, registry);
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
+  const subgraphSigningSecret = signingSecret(config);
+  const authorization = authorizationDirectives();
   const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
@@ -83,25 +90,35 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
     __experimental__batchExecution: false,
     ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
+    // Each operation of a batch runs through every plugin on its own (limits, rate limits, persisted queries, auth).
+    ...(config.BATCH_MAX_OPERATIONS > 0 ? { batching: { limit: config.BATCH_MAX_OPERATIONS } } : {}),
     healthCheckEndpoint: '/healthz',
     readinessCheckEndpoint: READINESS_ENDPOINT,
     landingPage: !production,
     cors: corsPolicy(corsOrigins(config)),
     ...graphiqlOptions(config, auth.jwtSecret),
     logging: hiveLogger(logger, config.LOG_LEVEL),
+    // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production the
+    // subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
+    ...(subgraphSigningSecret ? { hmacSignature: { secret: subgraphSigningSecret } } : {}),
     // The runtime's deadline for a whole request; http.ts makes its bare 503 a JSON GATEWAY_TIMEOUT.
     requestDeadline: config.REQUEST_DEADLINE_MS,
-    // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves; the request ID
-    // (set by the HTTP server below) so their log lines about this request carry it too.
+    // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves. It is part of
+    // the key under which identical in-flight subgraph queries are shared, so different identities never share an
+    // answer. The request ID (set by the HTTP server below) is not: the runtime's own useRequestId puts it on each
+    // fetch, after that key is taken, so a shared subgraph request carries the ID of the request that started it.
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => {
         const authorization = request.headers.get('authorization');
-        const requestId = request.headers.get(REQUEST_ID_HEADER);
-        return { ...(authorization ? { authorization } : {}), ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}) };
+        return authorization ? { authorization } : {};
       },
     },
-    plugins: () => [
+    plugins: (context) => [
+      // First, so that its request span holds every other plugin's work.
+      ...(openTelemetry ? [openTelemetry(context, GRAPHQL_ENDPOINT)] : []),
       inputLimits(config),
+      // Before the metrics, so that the refusals the authorization directives add to a result are counted with it.
+      ...authorization.plugins,
       useMetrics(registry, config.METRICS_OPERATION_NAMES),
       useAuthentication(verify, logger),
       useHttpSemantics(GRAPHQL_ENDPOINT),
@@ -109,7 +126,8 @@ export function createGateway({ config, supergraph, logger }: GatewayOptions): G
       useErrorPolicy(publicError),
       useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
       subscriptions.plugin,
-      ...(config.QUERY_PLANNER === 'rust' ? [useResultCompletion()] : []),
+      useResultCompletion(authorization.documentAsSent),
+      useQueryPlanInspection(),
       ...edge,
       ...subgraphCalls.plugins,
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),

@@ -3,7 +3,7 @@
 // opens with a fresh token for the seeded USER; subscriptions run over SSE, which carries those headers.
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { signDevToken, toGlobalId } from '@ordergraph/common';
+import { signDevToken, toGlobalId } from '@ordergraph/core';
 import { SEED_USER_LOCAL_ID } from '@ordergraph/seed';
 import { graphiqlEnabled, type GatewayConfig } from './config.js';
 

@@ -1,14 +1,20 @@
 // HTTP semantics at /graphql that Hive Gateway (GraphQL Yoga) does not give by itself (DESIGN section 5, the
 // GraphQL-over-HTTP spec): POST takes application/json only (415 otherwise), bodies stop at 1 MiB (413), a GET must
 // carry a header that forces a CORS preflight (CSRF), and no refusal leaves without an error entry. Yoga already
-// answers 400 to malformed JSON and to JSON-array batches (batching is off) and 405 with `Allow: POST` to a mutation
+// answers 400 to malformed JSON and to JSON-array batches unless BATCH_MAX_OPERATIONS allows them, and 405 with `Allow: POST` to a mutation
 // sent by GET; errors.ts gives those their codes.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError } from 'graphql';
-import { ErrorCode } from '@ordergraph/common';
+import { ErrorCode } from '@ordergraph/core';
 import { codeForStatus, errorResponse } from './errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * A refused body declared up to this size is still read (and dropped) after the 413, as nginx's lingering close does:
+ * closing at once would reset a client that is still writing it, which then never sees the 413. Past it, the
+ * connection is closed.
+ */
+const LINGER_MAX_BYTES = 16 * MAX_BODY_BYTES;
 
 /**
  * Content types a browser sends cross-site without a CORS preflight: a request with one of these (or none) and none of
@@ -20,10 +26,15 @@ export const PREFLIGHT_HEADERS = ['authorization', 'apollo-require-preflight', '
 
 const mediaType = (request: Request) => request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
 
-const payloadTooLarge = () =>
+/** `declared`: the body's Content-Length, if it has one; a body of unknown length is never read to its end. */
+const payloadTooLarge = (declared?: number) =>
   new GraphQLError(`Request bodies are limited to ${MAX_BODY_BYTES} bytes`, {
-    // Closing the connection: the rest of the body is never read, so the connection cannot carry another request.
-    extensions: { code: ErrorCode.PAYLOAD_TOO_LARGE, http: { status: 413, headers: { connection: 'close' } } },
+    extensions: {
+      code: ErrorCode.PAYLOAD_TOO_LARGE,
+      // Without `connection: close`, Node reads the rest of the body once the response is sent, and the connection
+      // carries the next request.
+      http: { status: 413, headers: declared !== undefined && declared <= LINGER_MAX_BYTES ? {} : { connection: 'close' } },
+    },
   });
 
 /**
@@ -61,7 +72,7 @@ export function useHttpSemantics(graphqlEndpoint: string): GatewayPlugin {
           return;
         }
         const declared = request.headers.get('content-length');
-        if (Number(declared ?? 0) > MAX_BODY_BYTES) throw payloadTooLarge();
+        if (Number(declared ?? 0) > MAX_BODY_BYTES) throw payloadTooLarge(Number(declared));
         // A body with a Content-Length ends there (Node's HTTP parser holds it to it); only a chunked one is counted.
         if (declared === null && requestParser) setRequestParser((limited) => requestParser(limitBody(limited, fetchAPI)));
         return;

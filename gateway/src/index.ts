@@ -1,14 +1,23 @@
-import { createLogger, runProcess } from '@ordergraph/common';
-import { loadGatewayConfig } from './config.js';
-import { createGateway } from './gateway.js';
-import { SUPERGRAPH_PATH } from './supergraph.js';
-import { supergraphFile } from './supergraph-source.js';
+// Tracing starts first, before anything imports http or graphql.
+import { startTelemetry } from '@ordergraph/core/telemetry';
+
+const telemetry = await startTelemetry('gateway', { instrument: false });
+const { createLogger, runProcess } = await import('@ordergraph/core');
+const { loadGatewayConfig } = await import('./config.js');
+const { createGateway } = await import('./gateway.js');
+const { SUPERGRAPH_PATH } = await import('@ordergraph/composition');
+const { supergraphFile } = await import('./supergraph-source.js');
+const openTelemetry = telemetry ? await (await import('./opentelemetry.js')).loadOpenTelemetryPlugin() : undefined;
 
 const logger = createLogger('gateway');
-runProcess(logger, async () => {
-  const config = loadGatewayConfig();
-  const supergraphPath = config.SUPERGRAPH_PATH ?? SUPERGRAPH_PATH;
-  const gateway = createGateway({ config, supergraph: supergraphFile(supergraphPath, logger), logger });
-  await gateway.listen(config.PORT, config.HOST);
-  return gateway;
-});
+runProcess(
+  logger,
+  async () => {
+    const config = loadGatewayConfig();
+    const supergraphPath = config.SUPERGRAPH_PATH ?? SUPERGRAPH_PATH;
+    const gateway = createGateway({ config, supergraph: supergraphFile(supergraphPath, logger), logger, openTelemetry });
+    await gateway.listen(config.PORT, config.HOST);
+    return gateway;
+  },
+  telemetry,
+);

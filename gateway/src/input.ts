@@ -2,7 +2,7 @@
 // variables, checked on the request's parameters before anything parses, hashes or counts them; string lengths in the
 // document and per argument (STRING_LIMITS), checked once per document before the rest of validation.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode } from '@ordergraph/common';
+import { ErrorCode } from '@ordergraph/core';
 import {
   GraphQLError,
   Kind,

@@ -2,7 +2,7 @@
 // A refused introspection request fails validation with FORBIDDEN, so it returns no schema data at all.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ValidationRule } from 'graphql';
-import { ErrorCode, isAdmin } from '@ordergraph/common';
+import { ErrorCode, isAdmin } from '@ordergraph/core';
 import type { ViewerContext } from './auth.js';
 
 export const INTROSPECTION_MODES = ['public', 'admin', 'off'] as const;

@@ -19,7 +19,7 @@ const NOT_IN_LEGACY = new Set<string>([MessageType.Ping, MessageType.Pong]);
 
 type Message = { type?: unknown } & Record<string, unknown>;
 
-function retype(text: string, types: Record<string, string>): Message | string {
+function translateMessageType(text: string, types: Record<string, string>): Message | string {
   let message: Message;
   try {
     message = JSON.parse(text) as Message;
@@ -45,7 +45,7 @@ export class LegacyProtocolSocket extends EventEmitter {
     super();
     this.OPEN = socket.OPEN;
     socket.on('message', (data) => {
-      const message = retype(String(data), LEGACY_TO_CURRENT);
+      const message = translateMessageType(String(data), LEGACY_TO_CURRENT);
       if (typeof message === 'object' && message.type === 'connection_terminate') {
         socket.close(1000, 'Normal Closure');
         return;
@@ -66,7 +66,7 @@ export class LegacyProtocolSocket extends EventEmitter {
   }
 
   send(data: string, callback?: (error?: Error) => void): void {
-    const message = retype(data, CURRENT_TO_LEGACY);
+    const message = translateMessageType(data, CURRENT_TO_LEGACY);
     if (typeof message === 'object' && typeof message.type === 'string' && NOT_IN_LEGACY.has(message.type)) {
       callback?.();
       return;

@@ -4,7 +4,8 @@
 // Yoga caches validation results per document, so a variable-dependent rule must not live in validation).
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode } from '@ordergraph/common';
+import { getDirectiveExtensions } from '@graphql-tools/utils';
+import { ErrorCode } from '@ordergraph/core';
 import {
   GraphQLError,
   Kind,
@@ -16,6 +17,9 @@ import {
   validate,
   type ASTVisitor,
   type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
   type GraphQLSchema,
   type SelectionSetNode,
   type ValidationContext,
@@ -96,7 +100,7 @@ function depthOf(context: ValidationContext, selectionSet: SelectionSetNode, fra
   return depth;
 }
 
-export function maxDepthRule(maxDepth: number): ValidationRule {
+function maxDepthRule(maxDepth: number): ValidationRule {
   return function maxDepthRule(context): ASTVisitor {
     const fragments = new Map<string, number>();
     return {
@@ -194,29 +198,94 @@ function mergeRepeats(errors: readonly GraphQLError[]): readonly GraphQLError[] 
   });
 }
 
-/**
- * Each field costs 1. A list field costs 1 plus its subtree (the fields selected below it) multiplied by its `first`/
- * `last`/`limit` argument when the document gives one, else by 10 (2 for introspection lists: every variant of
- * graphql-js's introspection query then stays under 1000). A field taking such an argument but returning a connection
- * object counts the same way, and the lists inside a connection (`edges`) are not multiplied a second time.
- */
-const costEstimator: ComplexityEstimator = ({ type, field, node, args, childComplexity }) => {
-  if (type.name.endsWith('Connection')) return 1 + childComplexity;
-  const given = PAGE_ARGUMENTS.filter((name) => node.arguments?.some((argument) => argument.name.value === name))
-    .map((name) => args[name] as unknown)
-    .filter((value): value is number => typeof value === 'number');
-  if (given.length > 0) return 1 + Math.max(...given) * childComplexity;
-  const paginated = field.args.some((argument) => PAGE_ARGUMENTS.includes(argument.name));
-  if (!paginated && !isListType(getNullableType(field.type))) return 1 + childComplexity;
-  const introspection = type.name.startsWith('__') || getNamedType(field.type).name.startsWith('__');
-  return 1 + (introspection ? INTROSPECTION_LIST_FACTOR : DEFAULT_LIST_FACTOR) * childComplexity;
+/** What the cost of each field node came to while measuring one operation, for its parent's `sizedFields`. */
+type FieldCosts = Map<FieldNode, { cost: number; unsized: number }>;
+
+interface ListSize {
+  assumedSize?: number;
+  slicingArguments?: string[];
+  sizedFields?: string[];
+}
+
+const weightOf = (directives: Record<string, unknown[] | undefined>): number | undefined => {
+  const weight = (directives['cost']?.[0] as { weight?: unknown } | undefined)?.weight;
+  return typeof weight === 'number' ? weight : undefined;
 };
+
+/** A field's own weight: its @cost, else its type's @cost, else 1 (every field costs 1, scalars included). */
+function fieldWeight(schema: GraphQLSchema, field: GraphQLField<unknown, unknown>): number {
+  return weightOf(getDirectiveExtensions(field, schema)) ?? weightOf(getDirectiveExtensions(getNamedType(field.type), schema)) ?? 1;
+}
+
+/** The @cost weights of the arguments the document gives. */
+function argumentsWeight(schema: GraphQLSchema, field: GraphQLField<unknown, unknown>, node: FieldNode): number {
+  let weight = 0;
+  for (const argument of field.args) {
+    if (node.arguments?.some((given) => given.name.value === argument.name)) weight += weightOf(getDirectiveExtensions(argument, schema)) ?? 0;
+  }
+  return weight;
+}
+
+const fragmentsOf = (document: DocumentNode): Record<string, FragmentDefinitionNode> =>
+  Object.fromEntries(document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition]] : [])));
+
+/** The field nodes a selection set selects directly, through inline fragments and fragment spreads. */
+function selectedFields(selectionSet: SelectionSetNode | undefined, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>()): FieldNode[] {
+  return (selectionSet?.selections ?? []).flatMap((selection) => {
+    if (selection.kind === Kind.FIELD) return [selection];
+    if (selection.kind === Kind.INLINE_FRAGMENT) return selectedFields(selection.selectionSet, fragments, seen);
+    const name = selection.name.value;
+    if (seen.has(name)) return [];
+    seen.add(name);
+    return selectedFields(fragments[name]?.selectionSet, fragments, seen);
+  });
+}
+
+/**
+ * The cost of a field, after the IBM cost specification that Federation's `@cost` and `@listSize` follow: its weight
+ * (`@cost` on the field, else on its type, else 1) plus the weights of the arguments given, plus what it selects. A
+ * list multiplies what it selects by its size: the largest of its `@listSize` slicing arguments (their defaults
+ * included), else its assumed size, else the `first`/`last`/`limit` argument the document gives, else 10 (2 for
+ * introspection lists: every variant of graphql-js's introspection query then stays under 1000). With `sizedFields`
+ * (a connection), the size multiplies those fields instead of the whole selection, and they are not multiplied again.
+ */
+const costEstimator = (schema: GraphQLSchema, fragments: Record<string, FragmentDefinitionNode>, costs: FieldCosts): ComplexityEstimator =>
+  ({ type, field, node, args, childComplexity }) => {
+    const weight = fieldWeight(schema, field) + argumentsWeight(schema, field, node);
+    const unsized = weight + childComplexity;
+    const listSize = getDirectiveExtensions(field, schema)['listSize']?.[0] as ListSize | undefined;
+    let size: number | undefined;
+    if (listSize) {
+      const sliced = (listSize.slicingArguments ?? []).map((name) => args[name] as unknown).filter((value): value is number => typeof value === 'number');
+      size = sliced.length > 0 ? Math.max(...sliced) : (listSize.assumedSize ?? DEFAULT_LIST_FACTOR);
+    } else {
+      const given = PAGE_ARGUMENTS.filter((name) => node.arguments?.some((argument) => argument.name.value === name))
+        .map((name) => args[name] as unknown)
+        .filter((value): value is number => typeof value === 'number');
+      if (given.length > 0) size = Math.max(...given);
+      else if (isListType(getNullableType(field.type))) {
+        const introspection = type.name.startsWith('__') || getNamedType(field.type).name.startsWith('__');
+        size = introspection ? INTROSPECTION_LIST_FACTOR : DEFAULT_LIST_FACTOR;
+      }
+    }
+    let cost: number;
+    if (size !== undefined && listSize?.sizedFields?.length) {
+      const sized = selectedFields(node.selectionSet, fragments).filter((child) => listSize.sizedFields!.includes(child.name.value));
+      const sizedCost = sized.reduce((sum, child) => sum + (costs.get(child)?.cost ?? 0), 0);
+      const sizedUnsized = sized.reduce((sum, child) => sum + (costs.get(child)?.unsized ?? 0), 0);
+      cost = weight + childComplexity - sizedCost + size * sizedUnsized;
+    } else {
+      cost = size === undefined ? unsized : weight + size * childComplexity;
+    }
+    costs.set(node, { cost, unsized });
+    return cost;
+  };
 
 /**
  * The complexity of the operation a request executes, or undefined when its variables do not coerce (execution then
  * reports that, before any subgraph is called). Infinity when the document is too large to measure.
  */
-export function measureComplexity(
+function measureComplexity(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
@@ -230,7 +299,7 @@ export function measureComplexity(
       query: document,
       variables: variables ?? {},
       ...(operation.name ? { operationName: operation.name.value } : {}),
-      estimators: [costEstimator],
+      estimators: [costEstimator(schema, fragmentsOf(document), new Map())],
       maxQueryNodes: MAX_EVALUATED_NODES,
     });
   } catch (error) {
@@ -271,7 +340,10 @@ function complexityCache() {
   };
 }
 
-export function useOperationLimits(limits: OperationLimits): GatewayPlugin {
+/** The cost each operation was measured at, by its context, for tracing to report (tracing.ts). */
+export type MeasuredCosts = WeakMap<object, number>;
+
+export function useOperationLimits(limits: OperationLimits, measured: MeasuredCosts = new WeakMap()): GatewayPlugin {
   const parseDocument = limitedParser(limits);
   const shapeRules = [
     maxDirectivesPerFieldRule(limits.maxDirectivesPerField),
@@ -281,10 +353,11 @@ export function useOperationLimits(limits: OperationLimits): GatewayPlugin {
   ];
   const complexityOf = complexityCache();
   const checkComplexity = ({ args, setResultAndStopExecution }: {
-    args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null };
+    args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null; contextValue?: unknown };
     setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
   }) => {
     const complexity = complexityOf(args.schema, args.document, args.operationName, args.variableValues ?? undefined);
+    if (complexity !== undefined && typeof args.contextValue === 'object' && args.contextValue !== null) measured.set(args.contextValue, complexity);
     if (complexity !== undefined && complexity > limits.maxComplexity) {
       setResultAndStopExecution({ errors: [complexityError(limits.maxComplexity, complexity)] });
     }

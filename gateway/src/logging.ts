@@ -2,7 +2,7 @@
 // redaction as ours, never its multi-line ANSI console format.
 import { Logger as HiveLogger, type LogLevel } from '@graphql-hive/logger';
 import { PinoLogWriter } from '@graphql-hive/logger/writers/pino';
-import type { Logger } from '@ordergraph/common';
+import type { Logger } from '@ordergraph/core';
 
 const HIVE_LEVELS: Record<string, LogLevel | false> = { silent: false, fatal: 'error', error: 'error', warn: 'warn', info: 'info', debug: 'debug', trace: 'trace' };
 

@@ -4,7 +4,7 @@
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { graphqlRequestHistogram } from '@ordergraph/common';
+import { graphqlRequestHistogram } from '@ordergraph/core';
 
 const OTHER = 'other';
 const TIMEOUT_CODES = new Set(['TIMEOUT', 'GATEWAY_TIMEOUT', 'SUBGRAPH_TIMEOUT', 'UPSTREAM_TIMEOUT']);

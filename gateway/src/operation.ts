@@ -1,7 +1,7 @@
 // What the edge plugins know of a request before Yoga parses it: who sends it, and the operation it will execute
 // (rate limits bucket by its name; the cache policy comes from its fields even when the response cache answers
 // without executing). Each distinct document text is parsed once, by the same token-limited parser Yoga uses.
-import type { Viewer } from '@ordergraph/common';
+import type { Viewer } from '@ordergraph/core';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { createLRUCache, type GraphQLParams } from 'graphql-yoga';
 import type { ViewerContext } from './auth.js';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createInMemoryAPQStore, useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { ConfigError, ErrorCode, type Logger, type Redis } from '@ordergraph/common';
+import { ConfigError, ErrorCode, type Logger, type Redis } from '@ordergraph/core';
 import { GraphQLError } from 'graphql';
 import { createLRUCache, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { z } from 'zod';

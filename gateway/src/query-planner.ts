@@ -2,10 +2,15 @@
 // (the default) is Hive's Rust planner (@graphql-hive/router-runtime); `js` is the JavaScript planner of
 // @graphql-tools/federation, kept for one release as a way back (QUERY_PLANNER=js).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { unifiedGraphHandler } from '@graphql-hive/router-runtime';
+import { unifiedGraphHandler, useQueryPlan } from '@graphql-hive/router-runtime';
+import type { Viewer } from '@ordergraph/core';
+import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
   GraphQLError,
+  GraphQLInterfaceType,
+  GraphQLUnionType,
   execute,
+  isInterfaceType,
   isObjectType,
   responsePathAsArray,
   type DocumentNode,
@@ -34,6 +39,9 @@ export interface ExecutedOperation {
 export type FieldVisitor = (info: GraphQLResolveInfo) => void;
 
 const pathKey = (info: GraphQLResolveInfo) => responsePathAsArray(info.path).join('.');
+/** The path with `@` for every list index: how an error about a field of every item names it (authorization.ts). */
+const everyItemPathKey = (info: GraphQLResolveInfo) =>
+  responsePathAsArray(info.path).map((key) => (typeof key === 'number' ? '@' : key)).join('.');
 
 /**
  * An abstract type resolves to the result's `__typename` when it was selected; otherwise to the first possible type
@@ -46,6 +54,25 @@ const typeResolver: GraphQLTypeResolver<unknown, unknown> = (value, _context, in
   const possible = info.schema.getPossibleTypes(abstractType);
   return (possible.find((type) => isObjectType(type) && keys.every((key) => key in type.getFields())) ?? possible[0])?.name;
 };
+
+const dataOnlySchemas = new WeakMap<GraphQLSchema, GraphQLSchema>();
+
+/**
+ * The schema without resolvers of its own, so that completion reads the result alone: the Rust planner's schema has
+ * none, the JavaScript planner's delegates every field to its subgraph. Made once per schema.
+ */
+function dataOnly(schema: GraphQLSchema): GraphQLSchema {
+  let stripped = dataOnlySchemas.get(schema);
+  if (!stripped) {
+    stripped = mapSchema(schema, {
+      [MapperKind.OBJECT_FIELD]: (field) => ({ ...field, resolve: undefined, subscribe: undefined }),
+      [MapperKind.ABSTRACT_TYPE]: (type) =>
+        isInterfaceType(type) ? new GraphQLInterfaceType({ ...type.toConfig(), resolveType: undefined }) : new GraphQLUnionType({ ...type.toConfig(), resolveType: undefined }),
+    });
+    dataOnlySchemas.set(schema, stripped);
+  }
+  return stripped;
+}
 
 /** Errors that came from a subgraph over WebSocket arrive as plain objects; ours are GraphQLErrors. */
 function asGraphQLError(error: unknown): unknown {
@@ -66,11 +93,11 @@ export function completeResult(operation: ExecutedOperation, result: ExecutionRe
   const failed = new Set(errors?.flatMap((error) => (error.path ? [error.path.join('.')] : [])));
   const fieldResolver: GraphQLFieldResolver<unknown, unknown> = (source, _args, _context, info) => {
     visit?.(info);
-    if (failed.size > 0 && failed.has(pathKey(info))) return null;
+    if (failed.size > 0 && (failed.has(pathKey(info)) || failed.has(everyItemPathKey(info)))) return null;
     return (source as Record<string, unknown> | null | undefined)?.[info.path.key as string] ?? null;
   };
   const completed = execute({
-    schema: operation.schema,
+    schema: dataOnly(operation.schema),
     document: operation.document,
     operationName: operation.operationName,
     variableValues: operation.variableValues,
@@ -83,6 +110,7 @@ export function completeResult(operation: ExecutedOperation, result: ExecutionRe
 
 interface ExecuteArgs {
   schema: GraphQLSchema;
+  contextValue?: unknown;
   document: DocumentNode;
   operationName?: string | null;
   variableValues?: Record<string, unknown> | null;
@@ -92,15 +120,60 @@ const isSingle = (result: unknown): result is ExecutionResult => typeof result =
 
 /**
  * graphql-js's completion for the results that need it: those with field errors (a result without any is complete,
- * every subgraph having completed its own part), for queries, mutations and each event of a subscription. Errors
- * without a path are a refusal before execution (a limit, an expired token) and keep their result as it is.
+ * every subgraph having completed its own part), on either planner (the JavaScript one completes subgraph errors
+ * itself, but not fields the authorization directives took out), for queries, mutations and each event of a subscription. Errors
+ * without a path are a refusal before execution (a limit, an expired token) and keep their result as it is. A result
+ * is completed against the operation as the client sent it, so a field taken out of it by the authorization directives
+ * (authorization.ts) is null with its error, and nulls its parent when it is non-null.
  */
-export function useResultCompletion(): GatewayPlugin {
+export function useResultCompletion(documentAsSent: (context: unknown, executed: DocumentNode) => DocumentNode): GatewayPlugin {
   const completeOnError = (args: ExecuteArgs) => ({ result, setResult }: { result: unknown; setResult(result: ExecutionResult): void }) => {
-    if (isSingle(result) && result.errors?.some((error) => error.path)) setResult(completeResult(args, result));
+    if (isSingle(result) && result.errors?.some((error) => error.path)) {
+      setResult(completeResult({ ...args, document: documentAsSent(args.contextValue, args.document) }, result));
+    }
   };
   return {
     onExecute: ({ args }) => ({ onExecuteDone: completeOnError(args) }),
     onSubscribe: ({ args }) => ({ onSubscribeResult: () => ({ onNext: completeOnError(args) }) }),
+  };
+}
+
+/** The Rust planner's plan for this execution, read the way its own useQueryPlan plugin reads it; none on `js`. */
+export function queryPlanOf(context: unknown, args: unknown): unknown {
+  let plan: unknown;
+  const hooks = useQueryPlan({ onQueryPlan: (queryPlan) => (plan = queryPlan) }) as {
+    onExecute(payload: unknown): { onExecuteDone(payload: unknown): void };
+  };
+  hooks.onExecute({ context, args }).onExecuteDone({ result: {}, setResult: () => {} });
+  return plan;
+}
+
+/** Headers that ask for the query plan: ours, and the one Apollo Router reads. */
+const QUERY_PLAN_HEADERS: [string, string][] = [
+  ['x-ordergraph-query-plan', '1'],
+  ['apollo-expose-query-plan', 'true'],
+];
+
+export const wantsQueryPlan = (request: Request): boolean => QUERY_PLAN_HEADERS.some(([header, value]) => request.headers.get(header) === value);
+
+/**
+ * Query plan inspection for administrators: `X-Ordergraph-Query-Plan: 1` (or Apollo Router's
+ * `Apollo-Expose-Query-Plan: true`) adds the Rust planner's plan as `extensions.queryPlan`. Anyone else, and the
+ * JavaScript planner, which keeps no plan, get the response without it. The plan names subgraphs and their
+ * operations, so it is never shown to other callers.
+ */
+export function useQueryPlanInspection(): GatewayPlugin {
+  return {
+    onExecute({ args }) {
+      const context = args.contextValue as { request?: Request; viewer?: Viewer };
+      if (!context.request || !wantsQueryPlan(context.request) || context.viewer?.role !== 'ADMIN') return;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (!isSingle(result)) return;
+          const queryPlan = queryPlanOf(args.contextValue, args);
+          if (queryPlan) setResult({ ...result, extensions: { ...result.extensions, queryPlan } });
+        },
+      };
+    },
   };
 }

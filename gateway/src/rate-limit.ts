@@ -8,8 +8,9 @@
 // names no operation to run, counts under the standard limit as `anonymous` and goes on to fail validation.
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, type Redis } from '@ordergraph/common';
+import { ErrorCode, type Redis } from '@ordergraph/core';
 import { GraphQLError } from 'graphql';
+import { createLRUCache } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { viewerOf, type OperationReader } from './operation.js';
 
@@ -58,6 +59,19 @@ function clientKey(request: Request, context: ServerContext, trustProxyHops: num
  */
 const bucketKey = (client: string, bucket: string): string => createHash('sha256').update(`${client}\u0000${bucket}`).digest('base64url');
 
+/** Bucket keys of the clients and operations seen lately: a client sends the same few operations again and again. */
+const RECENT_BUCKET_KEYS = 10_000;
+
+function recentBucketKeys(): (client: string, bucket: string) => string {
+  const keys = createLRUCache<string>({ max: RECENT_BUCKET_KEYS });
+  return (client, bucket) => {
+    const name = `${client}\u0000${bucket}`;
+    let key = keys.get(name);
+    if (key === undefined) keys.set(name, (key = bucketKey(client, bucket)));
+    return key;
+  };
+}
+
 /** The Redis key counting `client` (`user:<ID>` or `ip:<address>`) in `bucket` of a limiter. */
 export const rateLimitKey = (limiter: 'standard' | 'expensive', client: string, bucket: string): string =>
   `${KEY_PREFIX}:${limiter}:${bucketKey(client, bucket)}`;
@@ -80,6 +94,7 @@ export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefi
   const standard = limiter(redis, 'standard', settings.max, settings.windowMs);
   const expensive = limiter(redis, 'expensive', settings.expensiveMax, settings.windowMs);
   const expensiveNames = new Map(settings.expensiveOperations.map((name) => [name.toLowerCase(), name]));
+  const keyOf = recentBucketKeys();
   return {
     async onParams({ params, request, context }) {
       const name = readOperation(params)?.operation.name?.value ?? 'anonymous';
@@ -88,7 +103,7 @@ export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefi
         ? [expensiveName, expensive, settings.expensiveMax]
         : [name, standard, settings.max];
       try {
-        await counter.consume(bucketKey(clientKey(request, context as ServerContext, settings.trustProxyHops), bucket));
+        await counter.consume(keyOf(clientKey(request, context as ServerContext, settings.trustProxyHops), bucket));
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) throw rateLimited(bucket, limit, settings.windowMs, rejection.msBeforeNext);
         throw rejection;

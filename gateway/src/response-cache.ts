@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { defaultBuildResponseCacheKey } from '@envelop/response-cache';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
-import type { Logger, Redis } from '@ordergraph/common';
+import type { Logger, Redis } from '@ordergraph/core';
 import { isConnected } from './shared-state.js';
 
 const KEY_PREFIX = 'ordergraph:response:';
@@ -28,7 +28,7 @@ const identified = (entities: Iterable<Entity>) => [...entities].filter((entity)
  * keys carry no prefix. Each response is stored with its TTL; the set that indexes responses by entity expires with
  * the longest-lived response in it. A Redis failure is a cache miss, never a failed request.
  */
-export function redisResponseCache(redis: Redis, logger: Logger): Cache {
+function redisResponseCache(redis: Redis, logger: Logger): Cache {
   const failed = (what: string) => (error: unknown) => {
     logger.warn({ err: error }, `response cache ${what} failed`);
     return undefined;

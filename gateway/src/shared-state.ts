@@ -3,7 +3,7 @@
 // error in production, where replicas would each count and cache on their own).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Registry } from 'prom-client';
-import { createRedis, pingRedis, type Logger, type Redis, type RedisTarget } from '@ordergraph/common';
+import { createRedis, pingRedis, type Logger, type Redis, type RedisTarget } from '@ordergraph/core';
 
 export interface SharedState {
   /** Undefined when the in-memory fallback is in use. */

@@ -3,7 +3,14 @@
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, subscriptionMetrics, isPublicCode, tokenExpiresAt, trackSubscription, type Logger } from '@ordergraph/common';
+import {
+  ErrorCode,
+  subscriptionMetrics,
+  isPublicCode,
+  tokenExpiresAt,
+  trackSubscription,
+  type Logger,
+} from '@ordergraph/core';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';

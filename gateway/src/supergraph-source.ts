@@ -3,7 +3,7 @@
 // rebuilds only on a change; requests admitted on the previous supergraph finish on it (gracefulSchemaReload).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Logger } from '@ordergraph/common';
+import type { Logger } from '@ordergraph/core';
 
 const fingerprint = (sdl: string) => createHash('sha256').update(sdl).digest('hex').slice(0, 12);
 

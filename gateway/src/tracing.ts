@@ -2,15 +2,15 @@
 // extensions.tracing in the Apollo tracing format: every field of the result, and every subgraph fetch as an entry
 // with parentType "Subgraph", fieldName the subgraph's name, returnType the fetch's root field ("_entities" for an
 // entity fetch) and path the field that needed it. Times are nanoseconds from the start of execution. Honoured for
-// everyone outside production, for ADMIN only in production.
+// everyone outside production, for ADMIN only in production. A traced response also carries extensions.cost: the
+// operation's estimated cost (`@cost`/`@listSize`, limits.ts) and the limit it was held to.
 //
 // Written here rather than taken from @envelop/apollo-tracing, which traces every request (no per-request switch, no
 // role check), cannot see subgraph fetches and times graphql-js resolvers, which a query planner does not run: the
 // gateway fetches whole subtrees, so each field is timed as the fetch that brought it. Nothing here runs for a request
 // that does not ask for a trace.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { useQueryPlan } from '@graphql-hive/router-runtime';
-import type { Viewer } from '@ordergraph/common';
+import type { Viewer } from '@ordergraph/core';
 import {
   Kind,
   parse,
@@ -21,7 +21,7 @@ import {
   type GraphQLResolveInfo,
   type OperationDefinitionNode,
 } from 'graphql';
-import { completeResult, type ExecutedOperation } from './query-planner.js';
+import { completeResult, queryPlanOf, type ExecutedOperation } from './query-planner.js';
 
 const TRACING_HEADERS = ['x-ordergraph-tracing', 'x-apollo-tracing'];
 
@@ -86,16 +86,6 @@ function fetchPaths(plan: PlanNode | undefined, at: string[] = [], paths = new M
   return paths;
 }
 
-/** The Rust planner's plan for this execution, read the way its own useQueryPlan plugin reads it. */
-function queryPlanOf(context: unknown, args: unknown): PlanNode | undefined {
-  let plan: PlanNode | undefined;
-  const hooks = useQueryPlan({ onQueryPlan: (queryPlan) => (plan = queryPlan as unknown as PlanNode) }) as {
-    onExecute(payload: unknown): { onExecuteDone(payload: unknown): void };
-  };
-  hooks.onExecute({ context, args }).onExecuteDone({ result: {}, setResult: () => {} });
-  return plan;
-}
-
 /** '@' in a fetch's path stands for any list index. */
 const covers = (fetchPath: (string | number)[], path: (string | number)[]) =>
   fetchPath.length <= path.length && fetchPath.every((segment, index) => (segment === '@' ? typeof path[index] === 'number' : segment === path[index]));
@@ -105,7 +95,8 @@ const covers = (fetchPath: (string | number)[], path: (string | number)[]) =>
  * the fetch that selects the field (the entity's key is selected by both sides of a join).
  */
 function fetchOf(fetches: { path: (string | number)[]; printed: string; fetch: Fetch }[], path: (string | number)[], fieldName: string) {
-  const selects = new RegExp(`\\b${fieldName}\\b`);
+  // Word by word rather than a RegExp built from the name: nothing a client sent is ever compiled into a pattern.
+  const selects = { test: (printed: string) => printed.split(/[^_0-9A-Za-z]+/).includes(fieldName) };
   let best: (typeof fetches)[number] | undefined;
   for (const candidate of fetches) {
     if (!covers(candidate.path, path)) continue;
@@ -159,7 +150,13 @@ function buildTrace(trace: Trace, operation: ExecutedOperation, result: Executio
   return { ...completed, extensions: { ...result.extensions, tracing } };
 }
 
-export function useTracing({ production }: { production: boolean }): GatewayPlugin {
+export interface TracingOptions {
+  production: boolean;
+  /** The operation's estimated cost as the complexity limit measured it (limits.ts), and that limit. */
+  cost(context: object): { estimated: number | undefined; max: number };
+}
+
+export function useTracing({ production, cost }: TracingOptions): GatewayPlugin {
   return {
     onExecute({ args }) {
       const context = args.contextValue as { request?: Request; viewer?: Viewer };
@@ -170,7 +167,8 @@ export function useTracing({ production }: { production: boolean }): GatewayPlug
       return {
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) return;
-          setResult(buildTrace(trace, args, result, queryPlanOf(args.contextValue, args)));
+          const traced = buildTrace(trace, args, result, queryPlanOf(args.contextValue, args) as PlanNode | undefined);
+          setResult({ ...traced, extensions: { ...traced.extensions, cost: cost(args.contextValue) } });
         },
       };
     },

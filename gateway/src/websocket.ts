@@ -8,7 +8,14 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
-import { ErrorCode, InvalidTokenError, viewerFromHeader, websocketAuthentication, type Logger, type TokenVerifier } from '@ordergraph/common';
+import {
+  ErrorCode,
+  InvalidTokenError,
+  viewerFromHeader,
+  websocketAuthentication,
+  type Logger,
+  type TokenVerifier,
+} from '@ordergraph/core';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';

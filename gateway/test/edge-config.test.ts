@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '@ordergraph/common';
+import { ConfigError } from '@ordergraph/core';
 import { loadGatewayConfig } from '../src/config.js';
 import { readPersistedQueryManifest } from '../src/persisted-queries.js';
 import { openSharedState } from '../src/shared-state.js';

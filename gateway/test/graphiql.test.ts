@@ -2,11 +2,11 @@
 // when turned on there, served without any token (an administrator pastes their own).
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '@ordergraph/common';
+import { createLogger } from '@ordergraph/core';
 import { loadGatewayConfig } from '../src/config.js';
 import { createGateway, type Gateway } from '../src/gateway.js';
 import { GRAPHIQL_TOKEN_SUBJECT } from '../src/graphiql.js';
-import { SUPERGRAPH_PATH } from '../src/supergraph.js';
+import { SUPERGRAPH_PATH } from '@ordergraph/composition';
 
 const SECRET = 'graphiql-test-secret-of-32-characters!';
 let gateway: Gateway | undefined;
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 /** What a browser gets when it opens /graphql on a gateway started with `env`. */
 async function openPage(env: Record<string, string>): Promise<{ status: number; html: string }> {
-  gateway = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent', JWT_SECRET: SECRET, ...env }), supergraph: readFileSync(SUPERGRAPH_PATH, 'utf8'), logger: createLogger('gateway', 'silent') });
+  gateway = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SECRET, ...env }), supergraph: readFileSync(SUPERGRAPH_PATH, 'utf8'), logger: createLogger('gateway', 'silent') });
   const url = await gateway.listen(0, '127.0.0.1');
   const response = await fetch(url, { headers: { accept: 'text/html' } });
   return { status: response.status, html: await response.text() };

@@ -1,4 +1,4 @@
-import { subgraphCodegen } from '../../packages/common/codegen.js';
+import { subgraphCodegen } from '../../packages/subgraph-kit/codegen.js';
 
 export default subgraphCodegen({
   Order: '../store/orders.js#OrderDoc',

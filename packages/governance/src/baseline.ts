@@ -2,7 +2,7 @@
 // published release. `npm run schema:publish` moves it at release; `npm run schema:check` compares against it.
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { REPO_ROOT, type SubgraphSource } from '@ordergraph/gateway/supergraph';
+import { REPO_ROOT, type SubgraphSource } from '@ordergraph/composition';
 
 export const BASELINE_DIR = resolve(REPO_ROOT, 'schemas/baseline');
 

@@ -1,6 +1,6 @@
 // schema:check: the proposed subgraph schemas against the deployed baseline, plus composition of the proposed set.
 import { buildClientSchema, buildSchema, introspectionFromSchema, type GraphQLSchema } from 'graphql';
-import { CompositionError, compose, type SubgraphSource } from '@ordergraph/gateway/supergraph';
+import { CompositionError, compose, type SubgraphSource } from '@ordergraph/composition';
 import { subgraphSchema } from './schema.js';
 import { classifyChanges, type ClassifiedChange } from './versioning.js';
 

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CompositionError, SUPERGRAPH_PATH, composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/gateway/supergraph';
+import { CompositionError, SUPERGRAPH_PATH, composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/composition';
 import { BASELINE_DIR, publishBaselines, readBaselines } from './baseline.js';
 import { checkApiSchema, checkSubgraphs } from './check.js';
 import { CHECK_EXIT_CODES, checkFailed, formatReport } from './report.js';

@@ -1,10 +1,5 @@
-// The spec's Versioning table as code: every difference between a deployed schema and a proposed one, found by
-// @graphql-inspector/core, is classified under the table's rows; a change the table does not list keeps
-// graphql-inspector's own verdict. Breaking changes block deployment.
-//
-// "Deprecated for a release" means: deprecated in the baseline, the schema of the last published release. A field,
-// input field or enum value marked @deprecated in the baseline may be removed; one that is not (including one
-// deprecated and removed in the same change) may not, because no release ever told clients to migrate.
+// The spec's Versioning table as code: each difference @graphql-inspector/core finds between the deployed schema and a
+// proposed one, classified under the table's rows (else graphql-inspector's own verdict). Breaking changes block.
 import { ChangeType, CriticalityLevel, DiffRule, diff, type Change } from '@graphql-inspector/core';
 import { isInterfaceType, isObjectType, type GraphQLField, type GraphQLSchema } from 'graphql';
 
@@ -37,6 +32,11 @@ export interface ClassifiedChange {
   hint?: string;
 }
 
+/*
+ * "Deprecated for a release": deprecated in the baseline, the last published release's schema. A field, input field or
+ * enum value @deprecated there may be removed; one that is not (even if deprecated and removed in the same change) may
+ * not, as no release ever told clients to migrate.
+ */
 const DEPRECATE_FIRST = 'mark it @deprecated(reason: "...") and publish that release first; remove it in a later release';
 
 /** Federation's own machinery (_entities, _Entity, link__Import ...) and directive definitions are composition's

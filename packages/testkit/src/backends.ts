@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DirectoryPersistence, EmbeddedDatabase, MongoDatabase, type DocumentDatabase } from '@ordergraph/common';
+import { DirectoryPersistence, EmbeddedDatabase, MongoDatabase, type DocumentDatabase } from '@ordergraph/store';
 
 export interface Backend {
   name: 'embedded' | 'embedded in DATA_DIR' | 'mongodb';

@@ -1,4 +1,4 @@
-import { DEV_JWT_SECRET, fromGlobalId, signDevToken, toGlobalId, type Role } from '@ordergraph/common';
+import { DEV_JWT_SECRET, fromGlobalId, signDevToken, toGlobalId, type Role } from '@ordergraph/core';
 
 export interface GraphQLResponse<TData = Record<string, any>> {
   status: number;
@@ -14,7 +14,7 @@ export interface GraphQLResponse<TData = Record<string, any>> {
 export async function graphql<TData = Record<string, any>>(
   url: string,
   query: string,
-  options: { variables?: Record<string, unknown>; token?: string; headers?: Record<string, string>; operationName?: string } = {},
+  options: { variables?: Record<string, unknown>; token?: string; headers?: Record<string, string>; operationName?: string; extensions?: Record<string, unknown> } = {},
 ): Promise<GraphQLResponse<TData>> {
   const response = await fetch(url, {
     method: 'POST',
@@ -24,7 +24,7 @@ export async function graphql<TData = Record<string, any>>(
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       ...options.headers,
     },
-    body: JSON.stringify({ query, variables: options.variables, operationName: options.operationName }),
+    body: JSON.stringify({ query, variables: options.variables, operationName: options.operationName, extensions: options.extensions }),
   });
   const text = await response.text();
   let body: GraphQLResponse<TData>['body'];

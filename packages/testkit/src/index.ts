@@ -6,3 +6,5 @@ export * from './redis.js';
 export * from './subscriptions.js';
 export * from './browser.js';
 export * from './redis-topologies.js';
+export * from './operations.js';
+export * from './otlp.js';

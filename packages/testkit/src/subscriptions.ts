@@ -237,7 +237,9 @@ export function countResults(client: SinkClient, request: SubscribeRequest): Cou
       return delivered;
     },
     errors,
-    reach: (count) => waitFor(() => delivered >= count || errors.length > 0, `${count} results`),
+    // A minute, not waitFor's 20 s: a batch of events crosses Redis, orders and the gateway, and on a machine shared by
+    // several test suites one batch has taken longer than 20 s (a lost event still fails, only later).
+    reach: (count) => waitFor(() => delivered >= count || errors.length > 0, `${count} results`, 60_000),
     close,
   };
 }

@@ -1,4 +1,4 @@
-import { loadConfig, subgraphEnvSchema } from '@ordergraph/common';
+import { loadConfig, subgraphEnvSchema } from '@ordergraph/core';
 
 export const catalogEnvSchema = subgraphEnvSchema({ port: 4003, database: 'ordergraph_catalog' });
 

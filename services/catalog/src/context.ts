@@ -1,4 +1,4 @@
-import type { RequestIdentity, Viewer } from '@ordergraph/common';
+import type { RequestIdentity, Viewer } from '@ordergraph/core';
 import { createLoaders, type Loaders } from './loaders.js';
 import type { ProductStore } from './store/products.js';
 

@@ -1,13 +1,8 @@
 // Builds the catalog subgraph; does not listen (index.ts does, tests call this in-process).
 import { readFileSync } from 'node:fs';
-import {
-  createLogger,
-  createSubgraphService,
-  openSubgraphResources,
-  type Logger,
-  type SubgraphService,
-} from '@ordergraph/common';
-import type { CatalogConfig } from './config.js';
+import { createLogger, type Logger } from '@ordergraph/core';
+import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
+import { loadCatalogConfig, type CatalogConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { resolvers } from './resolvers/index.js';
 import { seedProducts } from './seed.js';
@@ -18,9 +13,12 @@ export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url
 export async function createCatalogService(
   config: CatalogConfig,
   logger: Logger = createLogger('catalog', config.LOG_LEVEL),
+  deps: SubgraphDeps = {},
 ): Promise<SubgraphService> {
-  const resources = await openSubgraphResources('catalog', config, logger);
+  const resources = await openSubgraphResources('catalog', config, logger, deps.database);
   const store = await ProductStore.open(resources.db);
   if (config.SEED) logger.info({ products: await seedProducts(store) }, 'seeded');
   return createSubgraphService({ name: 'catalog', typeDefs, resolvers, resources, createContext: contextFactory(store), logger });
 }
+
+export const subgraph: SubgraphModule<CatalogConfig> = { loadConfig: loadCatalogConfig, create: createCatalogService };

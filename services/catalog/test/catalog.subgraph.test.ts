@@ -1,6 +1,7 @@
 // The catalog subgraph over real HTTP, seeded with the shared data set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, toGlobalId, type SubgraphService } from '@ordergraph/common';
+import { createLogger, toGlobalId } from '@ordergraph/core';
+import { type SubgraphService } from '@ordergraph/subgraph-kit';
 import { seedData } from '@ordergraph/seed';
 import { graphql, readCounter, token } from '@ordergraph/testkit';
 import { loadCatalogConfig } from '../src/config.js';
@@ -278,8 +279,8 @@ describe('updateProduct', () => {
   it('sets a sale price, which becomes the current price orders read through _entities', async () => {
     const created = await createProduct({ name: 'Scarf', price: 30 });
     expect((await update(created.id, { salePrice: 24.5 })).body.data?.updateProduct).toMatchObject({ price: 30, currentPrice: 24.5 });
-    const { body } = await graphql(url, 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Product { currentPrice } } }', {
-      variables: { r: [{ __typename: 'Product', id: created.id }] },
+    const { body } = await graphql(url, 'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Product { currentPrice } } }', {
+      variables: { representations: [{ __typename: 'Product', id: created.id }] },
     });
     expect(body.data?._entities).toEqual([{ currentPrice: 24.5 }]);
   });

@@ -1,6 +1,7 @@
 // updateProduct under lost races: retried on a fresh read, re-validated, and given up with CONFLICT.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { EmbeddedDatabase, toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
+import { EmbeddedDatabase } from '@ordergraph/store';
 import { UPDATE_ATTEMPTS, updateProduct } from '../src/domain/products.js';
 import { fieldsOf, ProductStore, type ProductDoc, type ProductFields } from '../src/store/products.js';
 

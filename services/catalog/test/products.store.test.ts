@@ -1,6 +1,6 @@
 // The ProductStore contract: the same answers on every backend (embedded always, MongoDB when MONGO_URL is set).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DocumentDatabase } from '@ordergraph/common';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { DocumentDatabase } from '@ordergraph/store';
 import { seedData } from '@ordergraph/seed';
 import { storeBackends } from '@ordergraph/testkit';
 import { seedProducts } from '../src/seed.js';
@@ -125,10 +125,22 @@ describe.each(storeBackends())('ProductStore ($name)', (backend) => {
       expect(hits.map(({ doc }) => doc._id)).toEqual(docs.map((doc) => doc._id).sort());
     });
 
-    it('matches the text literally, not as a pattern', async () => {
-      await createNamed('C++ Primer', 'Cup');
+    it('matches the text literally, not as a pattern nor as a field path', async () => {
+      await createNamed('C++ Primer', 'Cup', '$name tag');
       expect((await store.search('c++', 10)).map(({ doc }) => doc.name)).toEqual(['C++ Primer']);
       expect(await store.search('.*', 10)).toEqual([]);
+      expect((await store.search('$name', 10)).map(({ doc }) => doc.name)).toEqual(['$name tag']);
+    });
+
+    it('never compiles the text into a regular expression, however long or malformed', async () => {
+      await createNamed('Lamp');
+      const compiled = vi.spyOn(globalThis, 'RegExp');
+      try {
+        expect(await store.search(`(${'a'.repeat(100_000)}`, 10)).toEqual([]);
+        expect(compiled.mock.calls.filter(([source]) => String(source).includes('aaaa'))).toEqual([]);
+      } finally {
+        compiled.mockRestore();
+      }
     });
 
     it('finds nothing for a blank query or a zero limit', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadConfig, redisEnvShape, redisSettingsProblem, subgraphEnvSchema } from '@ordergraph/common';
+import { loadConfig, redisEnvShape, redisSettingsProblem, subgraphEnvSchema } from '@ordergraph/core';
 
 export const ordersEnvSchema = subgraphEnvSchema({ port: 4002, database: 'ordergraph_orders' }).extend({
   CATALOG_URL: z.url().default('http://127.0.0.1:4003/graphql').describe('The catalog subgraph, asked for current prices when orders are placed or their items change.'),

@@ -1,4 +1,4 @@
-import type { RequestIdentity, Viewer } from '@ordergraph/common';
+import type { RequestIdentity, Viewer } from '@ordergraph/core';
 import type { OrderCommands } from './domain/orders.js';
 import type { OrderEvents } from './events.js';
 import { createLoaders, type Loaders } from './loaders.js';

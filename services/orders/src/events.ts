@@ -1,10 +1,11 @@
 // Order events, published once a creation or status change has committed, carried by Redis pub/sub to every replica's
 // subscribers (in-process without REDIS_URL); at most once: an event published while Redis is down is dropped and counted.
+// With tracing on, each event carries its writer's trace context, and each delivery is a span linked to it.
 import { setMaxListeners } from 'node:events';
 import { Repeater, SlidingBuffer } from '@repeaterjs/repeater';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { Counter, type Registry } from 'prom-client';
-import { createRedis, pingRedis, type Logger, type RedisTarget } from '@ordergraph/common';
+import { createRedis, currentTraceCarrier, pingRedis, recordDelivery, type Logger, type RedisTarget, type TraceCarrier } from '@ordergraph/core';
 import type { OrderDoc } from './store/orders.js';
 
 /** What order writes publish, once the write has committed. Never throws and never makes the writer wait. */
@@ -43,22 +44,31 @@ export const statusChannel = (orderLocalId: string) => `ordergraph:order-status:
 /** A subscriber that reads more slowly than events arrive keeps the newest this many; older ones are dropped. */
 const SUBSCRIBER_BUFFER = 100;
 
+/** What travels on a channel: the order, and the trace context of the write that changed it (W3C headers). */
+interface OrderEvent {
+  order: OrderDoc;
+  trace?: TraceCarrier | undefined;
+}
+
 type Listener = (event: Event) => void;
 interface Carrier {
   addEventListener(channel: string, listener: Listener): void;
   removeEventListener(channel: string, listener: Listener): void;
-  dispatchEvent(event: CustomEvent<OrderDoc>): void;
+  dispatchEvent(event: CustomEvent<OrderEvent>): void;
 }
 
 function orderEvents(carrier: Carrier, extra: Pick<OrderEvents, 'ping' | 'close'>): OrderEvents {
-  const publish = (channel: string, order: OrderDoc) => carrier.dispatchEvent(new CustomEvent(channel, { detail: order }));
+  const publish = (channel: string, order: OrderDoc) =>
+    carrier.dispatchEvent(new CustomEvent(channel, { detail: { order, trace: currentTraceCarrier() } }));
   // One listener per subscriber; the carrier subscribes a channel for its first listener and unsubscribes it after
   // its last, so one subscriber leaving never silences another.
   const listen = (channel: string, accept: (order: OrderDoc) => boolean) =>
     new Repeater<OrderDoc>((push, stop) => {
       const listener: Listener = (event) => {
-        const order = (event as CustomEvent<OrderDoc>).detail;
-        if (accept(order)) void push(order);
+        const { order, trace } = (event as CustomEvent<OrderEvent>).detail;
+        if (!accept(order)) return;
+        recordDelivery('order event delivered', trace, { 'messaging.destination.name': channel, 'ordergraph.order.id': order._id });
+        void push(order);
       };
       carrier.addEventListener(channel, listener);
       void stop.then(() => carrier.removeEventListener(channel, listener));
@@ -79,10 +89,16 @@ export function inProcessOrderEvents(): OrderEvents {
   return orderEvents(target, { ping: async () => {}, close: async () => {} });
 }
 
+/** On the wire an event is the order's JSON, with its trace context (when traced) under `_trace`. */
+function serializeEvent(message: unknown): string {
+  const { order, trace } = message as OrderEvent;
+  return JSON.stringify(trace ? { ...order, _trace: trace } : order);
+}
+
 /** JSON turns dates into strings; the order's resolvers expect Dates again. */
-function parseOrder(message: string): OrderDoc {
-  const order = JSON.parse(message) as OrderDoc;
-  return { ...order, createdAt: new Date(order.createdAt), updatedAt: new Date(order.updatedAt) };
+function parseEvent(message: string): OrderEvent {
+  const { _trace: trace, ...order } = JSON.parse(message) as OrderDoc & { _trace?: TraceCarrier };
+  return { order: { ...order, createdAt: new Date(order.createdAt), updatedAt: new Date(order.updatedAt) }, trace };
 }
 
 /**
@@ -125,10 +141,10 @@ export function redisOrderEvents(redis: RedisTarget, logger: Logger, registry: R
   };
   // Typed by the event target's own ioredis major, which may differ from ours: it calls only the methods above.
   type Client = Parameters<typeof createRedisEventTarget>[0]['publishClient'];
-  const target = createRedisEventTarget<CustomEvent<OrderDoc>>({
+  const target = createRedisEventTarget<CustomEvent<OrderEvent>>({
     publishClient: publishClient as unknown as Client,
     subscribeClient: subscribeClient as unknown as Client,
-    serializer: { stringify: (order) => JSON.stringify(order), parse: parseOrder },
+    serializer: { stringify: serializeEvent, parse: parseEvent },
   });
   return orderEvents(target as unknown as Carrier, {
     async ping() {

@@ -1,4 +1,4 @@
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { seedData } from '@ordergraph/seed';
 import { totalCentsOf, type OrderDoc, type OrderStore } from './store/orders.js';
 

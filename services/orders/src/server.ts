@@ -1,16 +1,9 @@
 // Builds the orders subgraph; does not listen (index.ts does, tests call this in-process).
 import { readFileSync } from 'node:fs';
-import {
-  createLogger,
-  createSubgraphService,
-  openSubgraphResources,
-  redisTarget,
-  type DocumentDatabase,
-  type Logger,
-  type SubgraphService,
-} from '@ordergraph/common';
+import { createLogger, redisTarget, type Logger } from '@ordergraph/core';
+import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
 import { createCatalogClient } from './peers/catalog.js';
-import type { OrdersConfig } from './config.js';
+import { loadOrdersConfig, type OrdersConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { createOrderCommands } from './domain/orders.js';
 import { inProcessOrderEvents, redisOrderEvents } from './events.js';
@@ -23,15 +16,10 @@ export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url
 /** The Redis channel of new-order events, for tests that publish events as another replica would. */
 export { CREATED_CHANNEL } from './events.js';
 
-export interface OrdersServiceDeps {
-  /** A datastore to use instead of opening one: replicas in one test process share it, as they would MongoDB. */
-  database?: DocumentDatabase;
-}
-
 export async function createOrdersService(
   config: OrdersConfig,
   logger: Logger = createLogger('orders', config.LOG_LEVEL),
-  deps: OrdersServiceDeps = {},
+  deps: SubgraphDeps = {},
 ): Promise<SubgraphService> {
   const resources = await openSubgraphResources('orders', config, logger, deps.database);
   const store = await OrderStore.open(resources.db);
@@ -39,7 +27,7 @@ export async function createOrdersService(
   const redis = redisTarget(config);
   if (!redis) logger.warn('No Redis is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): order events reach this process only (development only)');
   const events = redis ? redisOrderEvents(redis, logger, resources.registry) : inProcessOrderEvents();
-  const orders = createOrderCommands(store, createCatalogClient(config.CATALOG_URL, logger), events);
+  const orders = createOrderCommands(store, createCatalogClient(config.CATALOG_URL, logger, { signingSecret: resources.signingSecret }), events);
   return createSubgraphService({
     name: 'orders',
     typeDefs,
@@ -52,3 +40,5 @@ export async function createOrdersService(
     subscriptions: true,
   });
 }
+
+export const subgraph: SubgraphModule<OrdersConfig> = { loadConfig: loadOrdersConfig, create: createOrdersService };

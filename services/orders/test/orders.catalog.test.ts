@@ -1,6 +1,7 @@
 // Orders priced by the real catalog subgraph: createOrder, item edits, an unreachable catalog, and concurrent edits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, EmbeddedDatabase, toGlobalId } from '@ordergraph/common';
+import { createLogger, toGlobalId } from '@ordergraph/core';
+import { EmbeddedDatabase } from '@ordergraph/store';
 import { graphql, token } from '@ordergraph/testkit';
 import { createCatalogClient } from '../src/peers/catalog.js';
 import { createOrderCommands } from '../src/domain/orders.js';
@@ -12,7 +13,7 @@ const ORDER_FIELDS = `id status total user { id } items { product { id } quantit
 const CREATE = `mutation Create($input: CreateOrderInput!) { createOrder(input: $input) { ${ORDER_FIELDS} } }`;
 const UPDATE = `mutation Update($id: ID!, $input: UpdateOrderInput!) { updateOrder(id: $id, input: $input) { ${ORDER_FIELDS} updatedAt } }`;
 const ORDER = `query Order($id: ID!) { order(id: $id) { ${ORDER_FIELDS} } }`;
-const USER_ORDERS = `query($r: [_Any!]!) { _entities(representations: $r) { ... on User { orders(limit: 100) { id } } } }`;
+const USER_ORDERS = `query($representations: [_Any!]!) { _entities(representations: $representations) { ... on User { orders(limit: 100) { id } } } }`;
 
 const LAMP = productGlobalId('product-0000');
 const CHAIR = productGlobalId('product-0001');
@@ -97,7 +98,7 @@ describe('createOrder', () => {
 
   it('refuses an unknown product with BAD_USER_INPUT naming it, and places nothing', async () => {
     const countOrders = async () => {
-      const { body } = await graphql(orders.url, USER_ORDERS, { variables: { r: [{ __typename: 'User', id: toGlobalId('User', OWNER) }] }, token: ownerToken });
+      const { body } = await graphql(orders.url, USER_ORDERS, { variables: { representations: [{ __typename: 'User', id: toGlobalId('User', OWNER) }] }, token: ownerToken });
       return (body.data?.['_entities'][0].orders as unknown[]).length;
     };
     const before = await countOrders();
@@ -220,7 +221,7 @@ describe('compare-and-set with catalog prices', () => {
         return store.compareAndSet(...args);
       },
     });
-    const commands = createOrderCommands(counting, createCatalogClient(catalog.url, createLogger('orders-test', 'silent')), inProcessOrderEvents());
+    const commands = createOrderCommands(counting, createCatalogClient(catalog.url, createLogger('orders-test', 'silent'), { signingSecret: undefined }), inProcessOrderEvents());
     const owner = { userId: toGlobalId('User', OWNER), role: 'USER' as const };
     const placed = await commands.create(owner, { items: [{ productId: LAMP, quantity: 1 }] });
     const id = toGlobalId('Order', placed._id);

@@ -2,7 +2,8 @@
 // on every backend. Status moves never ask the catalog, so it points at a closed port here; item edits are
 // covered against the real catalog in orders.catalog.test.ts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger, toGlobalId, type DocumentDatabase, type Identity } from '@ordergraph/common';
+import { createLogger, toGlobalId, type Identity } from '@ordergraph/core';
+import { type DocumentDatabase } from '@ordergraph/store';
 import { storeBackends } from '@ordergraph/testkit';
 import { createCatalogClient } from '../src/peers/catalog.js';
 import { createOrderCommands, decideUpdate, MAX_WRITE_ATTEMPTS, normalizeItems, type OrderCommands } from '../src/domain/orders.js';
@@ -15,6 +16,7 @@ const STRANGER: Identity = { userId: toGlobalId('User', 'user-stranger'), role: 
 const ADMIN: Identity = { userId: toGlobalId('User', 'user-admin'), role: 'ADMIN' };
 const product = (localId: string) => toGlobalId('Product', localId);
 const orderId = (order: OrderDoc) => toGlobalId('Order', order._id);
+const ID = toGlobalId('Order', 'o1');
 
 const orderIn = (status: OrderStatus): OrderDoc => ({
   _id: 'o1',
@@ -65,29 +67,37 @@ describe('normalizeItems', () => {
 });
 
 describe('decideUpdate', () => {
-  it("refuses someone else's order before looking at the move", () => {
-    expect(decideUpdate(orderIn('PENDING'), { status: 'CANCELLED' }, STRANGER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
-    expect(decideUpdate(orderIn('DELIVERED'), { status: 'PENDING' }, STRANGER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
+  it("refuses someone else's order as a missing one, before looking at the move", () => {
+    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'CANCELLED' }, STRANGER)).toEqual({ reason: 'NOT_FOUND', orderId: ID });
+    expect(decideUpdate(orderIn('DELIVERED'), ID, { status: 'PENDING' }, STRANGER)).toEqual({ reason: 'NOT_FOUND', orderId: ID });
+    expect(decideUpdate(null, ID, { status: 'CANCELLED' }, STRANGER)).toEqual({ reason: 'NOT_FOUND', orderId: ID });
+  });
+
+  it("checks the owner's permission before the order's state", () => {
+    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'SHIPPED' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
+    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'SHIPPED' }, ADMIN)).toEqual({ reason: 'INVALID_TRANSITION', from: 'PENDING', to: 'SHIPPED' });
+    const items = [{ productId: product('a'), quantity: 1 }];
+    expect(decideUpdate(orderIn('PROCESSING'), ID, { items, status: 'CANCELLED' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
   });
 
   it('applies the state machine for the owner and for administrators', () => {
-    expect(decideUpdate(orderIn('PENDING'), { status: 'CANCELLED' }, OWNER)).toBeNull();
-    expect(decideUpdate(orderIn('PENDING'), { status: 'PROCESSING' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
-    expect(decideUpdate(orderIn('PENDING'), { status: 'PROCESSING' }, ADMIN)).toBeNull();
-    expect(decideUpdate(orderIn('SHIPPED'), { status: 'CANCELLED' }, ADMIN)).toEqual({ reason: 'INVALID_TRANSITION', from: 'SHIPPED', to: 'CANCELLED' });
+    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'CANCELLED' }, OWNER)).toBeNull();
+    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'PROCESSING' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
+    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'PROCESSING' }, ADMIN)).toBeNull();
+    expect(decideUpdate(orderIn('SHIPPED'), ID, { status: 'CANCELLED' }, ADMIN)).toEqual({ reason: 'INVALID_TRANSITION', from: 'SHIPPED', to: 'CANCELLED' });
   });
 
   it('allows item edits only while PENDING, for the owner and administrators', () => {
     const items = [{ productId: product('a'), quantity: 1 }];
-    expect(decideUpdate(orderIn('PENDING'), { items }, OWNER)).toBeNull();
-    expect(decideUpdate(orderIn('PENDING'), { items }, ADMIN)).toBeNull();
-    expect(decideUpdate(orderIn('PROCESSING'), { items }, ADMIN)).toEqual({ reason: 'ITEMS_LOCKED', status: 'PROCESSING' });
+    expect(decideUpdate(orderIn('PENDING'), ID, { items }, OWNER)).toBeNull();
+    expect(decideUpdate(orderIn('PENDING'), ID, { items }, ADMIN)).toBeNull();
+    expect(decideUpdate(orderIn('PROCESSING'), ID, { items }, ADMIN)).toEqual({ reason: 'ITEMS_LOCKED', status: 'PROCESSING' });
   });
 
   it('needs both parts of a combined change to be allowed', () => {
     const items = [{ productId: product('a'), quantity: 1 }];
-    expect(decideUpdate(orderIn('PENDING'), { items, status: 'PROCESSING' }, ADMIN)).toBeNull();
-    expect(decideUpdate(orderIn('PENDING'), { items, status: 'PROCESSING' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
+    expect(decideUpdate(orderIn('PENDING'), ID, { items, status: 'PROCESSING' }, ADMIN)).toBeNull();
+    expect(decideUpdate(orderIn('PENDING'), ID, { items, status: 'PROCESSING' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
   });
 });
 
@@ -95,7 +105,7 @@ describe.each(storeBackends())('order commands ($name)', (backend) => {
   let db: DocumentDatabase;
   let store: OrderStore;
   let orders: OrderCommands;
-  const catalogNotNeeded = createCatalogClient('http://127.0.0.1:9/graphql', createLogger('orders-test', 'silent'));
+  const catalogNotNeeded = createCatalogClient('http://127.0.0.1:9/graphql', createLogger('orders-test', 'silent'), { signingSecret: undefined });
   const pendingOrder = () => store.create({ userId: OWNER.userId, items: [{ productId: product('a'), quantity: 2, unitPriceCents: 500 }] });
 
   beforeEach(async () => {

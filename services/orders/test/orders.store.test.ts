@@ -1,6 +1,7 @@
 // The OrderStore contract: the same answers on every backend (embedded always, MongoDB when MONGO_URL is set).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { toGlobalId, type DocumentDatabase } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
+import { type DocumentDatabase } from '@ordergraph/store';
 import { seedData } from '@ordergraph/seed';
 import { storeBackends } from '@ordergraph/testkit';
 import { seedOrders } from '../src/seed.js';

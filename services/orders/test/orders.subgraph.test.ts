@@ -1,24 +1,15 @@
 // The orders subgraph over real HTTP: reads and their authorization, `_entities` as the gateway sends them, the
 // internal search field, and both forms of updateOrder. Nothing here needs prices, so no catalog runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { seedData, type SeedOrder } from '@ordergraph/seed';
-import { graphql, readCounter, token } from '@ordergraph/testkit';
+import { UPDATE_ORDER_RESULT, graphql, readCounter, token } from '@ordergraph/testkit';
 import { ADMIN_LOCAL_ID, orderGlobalId, productGlobalId, seededOrders, startOrders, type Running } from './support.js';
 
 const ORDER_FIELDS = `id status total createdAt updatedAt user { id } items { product { id } quantity unitPrice subtotal }`;
 const ORDER = `query Order($id: ID!) { order(id: $id) { ${ORDER_FIELDS} } }`;
 const UPDATE = `mutation Update($id: ID!, $input: UpdateOrderInput!) { updateOrder(id: $id, input: $input) { id status updatedAt } }`;
 const CANCEL = `mutation Cancel($id: ID!) { cancelOrder(id: $id) { id status } }`;
-const UPDATE_RESULT = `mutation UpdateResult($id: ID!, $input: UpdateOrderInput!) {
-  updateOrderResult(id: $id, input: $input) {
-    __typename
-    ... on Order { id status }
-    ... on OrderNotFound { message orderId }
-    ... on InsufficientPermissions { message requiredRole }
-    ... on InvalidOrderTransition { message from to }
-  }
-}`;
 const ENTITIES = `query Entities($representations: [_Any!]!) {
   _entities(representations: $representations) {
     ... on Order { id status total }
@@ -83,11 +74,12 @@ describe('order(id)', () => {
     expect(body.data?.['order']).toEqual(expectedOrder(order));
   });
 
-  it("refuses another user's order with FORBIDDEN", async () => {
+  it("answers another user's order exactly as a missing one: null and NOT_FOUND", async () => {
     const order = seeded.take('DELIVERED');
-    const { body } = await graphql(orders.url, ORDER, { variables: { id: orderGlobalId(order) }, token: await strangerToken(order) });
+    const id = orderGlobalId(order);
+    const { body } = await graphql(orders.url, ORDER, { variables: { id }, token: await strangerToken(order) });
     expect(body.data).toEqual({ order: null });
-    expect(body.errors).toMatchObject([{ message: 'Not authorized', path: ['order'], extensions: { code: 'FORBIDDEN' } }]);
+    expect(body.errors).toMatchObject([{ message: `Order with id ${id} not found`, path: ['order'], extensions: { code: 'NOT_FOUND', resource: 'Order', id } }]);
   });
 
   it('refuses anonymous callers with UNAUTHENTICATED, whether or not the order exists', async () => {
@@ -140,7 +132,7 @@ describe('_entities', () => {
     const representations = [mine!, theirs!].map((order) => ({ __typename: 'Order', id: orderGlobalId(order) }));
     const asUser = await graphql(orders.url, ENTITIES, { variables: { representations }, token: await token('USER', 'user-0001') });
     expect(asUser.body.data?.['_entities']).toEqual([{ id: orderGlobalId(mine!), status: mine!.status, total: expectedOrder(mine!).total }, null]);
-    expect(asUser.body.errors).toMatchObject([{ path: ['_entities', 1], extensions: { code: 'FORBIDDEN' } }]);
+    expect(asUser.body.errors).toMatchObject([{ path: ['_entities', 1], extensions: { code: 'NOT_FOUND' } }]);
     const anonymous = await graphql(orders.url, ENTITIES, { variables: { representations } });
     expect(anonymous.body.data?.['_entities']).toEqual([null, null]);
     expect(codes(anonymous.body.errors)).toEqual(['UNAUTHENTICATED', 'UNAUTHENTICATED']);
@@ -176,10 +168,10 @@ describe('_entities', () => {
   });
 
   it('checks the page arguments of User.orders', async () => {
-    const query = `query($r: [_Any!]!, $limit: Int, $offset: Int) { _entities(representations: $r) { ... on User { orders(limit: $limit, offset: $offset) { id } } } }`;
-    const r = [{ __typename: 'User', id: toGlobalId('User', 'user-0001') }];
+    const query = `query($representations: [_Any!]!, $limit: Int, $offset: Int) { _entities(representations: $representations) { ... on User { orders(limit: $limit, offset: $offset) { id } } } }`;
+    const representations = [{ __typename: 'User', id: toGlobalId('User', 'user-0001') }];
     const all = seededOrdersOf('user-0001').map((order) => ({ id: orderGlobalId(order) }));
-    const page = async (variables: Record<string, unknown>) => (await graphql(orders.url, query, { variables: { r, ...variables }, token: adminToken })).body;
+    const page = async (variables: Record<string, unknown>) => (await graphql(orders.url, query, { variables: { representations, ...variables }, token: adminToken })).body;
     expect((await page({})).data?.['_entities']).toEqual([{ orders: all.slice(0, 20) }]);
     expect((await page({ limit: 0 })).data?.['_entities']).toEqual([{ orders: [] }]);
     expect((await page({ limit: 100, offset: all.length })).data?.['_entities']).toEqual([{ orders: [] }]);
@@ -235,13 +227,16 @@ describe('updateOrder', () => {
     expect(after.body.data?.['order']).toMatchObject({ status: 'DELIVERED', updatedAt: order.createdAt.toISOString() });
   });
 
-  it('refuses an owner the moves only administrators make, and strangers everything, with FORBIDDEN', async () => {
+  it('refuses an owner the moves only administrators make (FORBIDDEN, before the state is judged), and strangers everything as NOT_FOUND', async () => {
     const order = seeded.take('PENDING');
     const id = orderGlobalId(order);
-    const asOwner = await graphql(orders.url, UPDATE, { variables: { id, input: { status: 'PROCESSING' } }, token: await ownerToken(order) });
-    expect(asOwner.body.errors).toMatchObject([{ message: 'Not authorized', extensions: { code: 'FORBIDDEN' } }]);
+    const owner = await ownerToken(order);
+    for (const status of ['PROCESSING', 'SHIPPED']) {
+      const asOwner = await graphql(orders.url, UPDATE, { variables: { id, input: { status } }, token: owner });
+      expect(asOwner.body.errors).toMatchObject([{ message: 'Not authorized', extensions: { code: 'FORBIDDEN' } }]);
+    }
     const asStranger = await graphql(orders.url, UPDATE, { variables: { id, input: { status: 'CANCELLED' } }, token: await strangerToken(order) });
-    expect(codes(asStranger.body.errors)).toEqual(['FORBIDDEN']);
+    expect(codes(asStranger.body.errors)).toEqual(['NOT_FOUND']);
   });
 
   it('answers unknown IDs with NOT_FOUND, anonymous callers with UNAUTHENTICATED, and empty input with BAD_USER_INPUT', async () => {
@@ -279,7 +274,7 @@ describe('updateOrder', () => {
 
 describe('updateOrderResult', () => {
   const updateResult = async (id: string, input: Record<string, unknown>, bearer?: string) =>
-    (await graphql(orders.url, UPDATE_RESULT, { variables: { id, input }, ...(bearer ? { token: bearer } : {}) })).body;
+    (await graphql(orders.url, UPDATE_ORDER_RESULT, { variables: { id, input }, ...(bearer ? { token: bearer } : {}) })).body;
 
   it('returns the order on success', async () => {
     const order = seeded.take('PENDING');
@@ -295,11 +290,15 @@ describe('updateOrderResult', () => {
     }
   });
 
-  it('returns InsufficientPermissions naming ADMIN, for owners and strangers alike', async () => {
+  it('returns InsufficientPermissions naming ADMIN to the owner, and OrderNotFound to a stranger', async () => {
     const order = seeded.take('PROCESSING');
-    const expected = { data: { updateOrderResult: { __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' } } };
-    expect(await updateResult(orderGlobalId(order), { status: 'CANCELLED' }, await ownerToken(order))).toEqual(expected);
-    expect(await updateResult(orderGlobalId(order), { status: 'CANCELLED' }, await strangerToken(order))).toEqual(expected);
+    const id = orderGlobalId(order);
+    expect(await updateResult(id, { status: 'CANCELLED' }, await ownerToken(order))).toEqual({
+      data: { updateOrderResult: { __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' } },
+    });
+    expect(await updateResult(id, { status: 'CANCELLED' }, await strangerToken(order))).toEqual({
+      data: { updateOrderResult: { __typename: 'OrderNotFound', message: `Order with id ${id} not found`, orderId: id } },
+    });
   });
 
   it('returns InvalidOrderTransition with from and to', async () => {

@@ -1,7 +1,7 @@
 // A long-lived subscription retains nothing per delivered event: thousands of events reach one open subscription on
 // the orders subgraph's own endpoint, and the heap after a forced collection does not grow with them.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { countResults, publishOrderEvents, readCounter, redisClient, settledHeapBytes, startRedis, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
 import { CREATED_CHANNEL } from '../src/events.js';
 import { ADMIN_LOCAL_ID, startOrders, type Running } from './support.js';

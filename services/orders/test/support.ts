@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { toGlobalId } from '@ordergraph/common';
+import { toGlobalId } from '@ordergraph/core';
 import { seedData, type SeedOrder, type SeedOrderStatus } from '@ordergraph/seed';
 import { createOrdersService } from '../src/server.js';
 import { loadOrdersConfig } from '../src/config.js';

@@ -32,7 +32,8 @@ const outcome = (from: OrderStatus, to: OrderStatus, actor: OrderActor): Expecte
 describe('checkStatusChange', () => {
   describe.each(['ADMIN', 'OWNER'] as const)('as %s', (actor) => {
     it.each(pairs)('%s -> %s', (from, to) => {
-      expect(outcome(from, to, actor)).toBe(EXPECTED[actor][`${from}->${to}`] ?? 'INVALID_TRANSITION');
+      // Permission before state: an owner is refused every move not theirs as FORBIDDEN, existing or not.
+      expect(outcome(from, to, actor)).toBe(EXPECTED[actor][`${from}->${to}`] ?? (actor === 'OWNER' ? 'FORBIDDEN' : 'INVALID_TRANSITION'));
     });
   });
 
@@ -40,10 +41,16 @@ describe('checkStatusChange', () => {
     expect(checkStatusChange('PROCESSING', 'CANCELLED', 'OWNER')).toEqual({ allowed: false, reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
   });
 
-  it('refuses same-status "moves" for everyone', () => {
+  it('refuses same-status "moves": invalid for an administrator, beyond an owner\'s rights', () => {
     for (const status of ORDER_STATUSES) {
       expect(checkStatusChange(status, status, 'ADMIN')).toEqual({ allowed: false, reason: 'INVALID_TRANSITION' });
+      expect(checkStatusChange(status, status, 'OWNER')).toEqual({ allowed: false, reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
     }
+  });
+
+  it('checks permission before state: an owner moving PENDING to SHIPPED is FORBIDDEN, not INVALID_TRANSITION', () => {
+    expect(checkStatusChange('PENDING', 'SHIPPED', 'OWNER')).toEqual({ allowed: false, reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
+    expect(checkStatusChange('PENDING', 'SHIPPED', 'ADMIN')).toEqual({ allowed: false, reason: 'INVALID_TRANSITION' });
   });
 
   it('treats exactly DELIVERED and CANCELLED as terminal', () => {

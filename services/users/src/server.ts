@@ -1,16 +1,11 @@
 // Builds the users subgraph; does not listen (index.ts does, tests call this in-process).
 import { readFileSync } from 'node:fs';
-import {
-  createLogger,
-  createSubgraphService,
-  openSubgraphResources,
-  type DocumentDatabase,
-  type Logger,
-  type SubgraphService,
-} from '@ordergraph/common';
-import type { UsersConfig } from './config.js';
+import { createLogger, type Logger } from '@ordergraph/core';
+import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
+import { loadUsersConfig, type UsersConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { resolvers } from './resolvers/index.js';
+import { createNodeOwners } from './peers/nodes.js';
 import { createSearchFanOut } from './peers/search.js';
 import { seedUsers } from './seed.js';
 import { UserStore } from './store/users.js';
@@ -20,10 +15,9 @@ export const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url
 export async function createUsersService(
   config: UsersConfig,
   logger: Logger = createLogger('users', config.LOG_LEVEL),
-  /** The database to use instead of the one config names (tests inject failures with it). */
-  database?: DocumentDatabase,
+  deps: SubgraphDeps = {},
 ): Promise<SubgraphService> {
-  const resources = await openSubgraphResources('users', config, logger, database);
+  const resources = await openSubgraphResources('users', config, logger, deps.database);
   const store = await UserStore.open(resources.db);
   if (config.SEED) logger.info({ users: await seedUsers(store) }, 'seeded');
   const search = createSearchFanOut(
@@ -32,6 +26,10 @@ export async function createUsersService(
       { name: 'catalog', typename: 'Product', url: config.CATALOG_URL, field: '_searchProducts' },
     ],
     logger,
+    { signingSecret: resources.signingSecret },
   );
-  return createSubgraphService({ name: 'users', typeDefs, resolvers, resources, createContext: contextFactory(store, search), logger });
+  const nodes = createNodeOwners({ Order: config.ORDERS_URL, Product: config.CATALOG_URL }, logger, { signingSecret: resources.signingSecret });
+  return createSubgraphService({ name: 'users', typeDefs, resolvers, resources, createContext: contextFactory(store, search, nodes), logger });
 }
+
+export const subgraph: SubgraphModule<UsersConfig> = { loadConfig: loadUsersConfig, create: createUsersService };

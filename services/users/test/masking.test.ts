@@ -2,7 +2,9 @@
 // with the generic message, and the real cause goes to the log. MongoDB cannot run here, so a database whose
 // queries fail the way a dropped MongoDB connection does stands in for it: the one boundary we do not run.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { EmbeddedDatabase, createLogger, toGlobalId, type DocumentDatabase, type SubgraphService } from '@ordergraph/common';
+import { createLogger, toGlobalId } from '@ordergraph/core';
+import { EmbeddedDatabase, type DocumentDatabase } from '@ordergraph/store';
+import { type SubgraphService } from '@ordergraph/subgraph-kit';
 import { graphql, token } from '@ordergraph/testkit';
 import { loadUsersConfig } from '../src/config.js';
 import { createUsersService } from '../src/server.js';
@@ -20,7 +22,7 @@ class BrokenDatabase extends EmbeddedDatabase implements DocumentDatabase {
 let service: SubgraphService;
 let url: string;
 beforeAll(async () => {
-  service = await createUsersService(loadUsersConfig({ LOG_LEVEL: 'silent' }), createLogger('users', 'silent'), new BrokenDatabase());
+  service = await createUsersService(loadUsersConfig({ LOG_LEVEL: 'silent' }), createLogger('users', 'silent'), { database: new BrokenDatabase() });
   url = await service.listen(0, '127.0.0.1');
 });
 afterAll(() => service.stop());

@@ -1,6 +1,7 @@
 // The users subgraph over real HTTP, seeded with the shared data set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, toGlobalId, type SubgraphService } from '@ordergraph/common';
+import { createLogger, toGlobalId } from '@ordergraph/core';
+import { type SubgraphService } from '@ordergraph/subgraph-kit';
 import { graphql, readCounter, token } from '@ordergraph/testkit';
 import { loadUsersConfig } from '../src/config.js';
 import { createUsersService } from '../src/server.js';
@@ -13,7 +14,9 @@ const aliceId = toGlobalId('User', 'user-0001');
 const bobId = toGlobalId('User', 'user-0002');
 
 beforeAll(async () => {
-  service = await createUsersService(loadUsersConfig({ SEED: 'true', LOG_LEVEL: 'silent' }), createLogger('users', 'silent'));
+  // Nothing listens on port 9 (discard): the other subgraphs are not running here.
+  const elsewhere = 'http://127.0.0.1:9/graphql';
+  service = await createUsersService(loadUsersConfig({ SEED: 'true', LOG_LEVEL: 'silent', ORDERS_URL: elsewhere, CATALOG_URL: elsewhere }), createLogger('users', 'silent'));
   url = await service.listen(0, '127.0.0.1');
   admin = await token('ADMIN', 'user-0000');
   alice = await token('USER', 'user-0001');
@@ -36,10 +39,13 @@ describe('user(id)', () => {
     expect(body.data?.user).toMatchObject({ id: bobId, email: 'user2@example.com' });
   });
 
-  it('refuses another user with FORBIDDEN and a null user', async () => {
+  it('answers another user exactly as a missing one: a null user and NOT_FOUND', async () => {
     const { body } = await graphql(url, query, { variables: { id: bobId }, token: alice });
     expect(body.data?.user).toBeNull();
-    expect(body.errors?.[0]).toMatchObject({ message: 'Not authorized', path: ['user'], extensions: { code: 'FORBIDDEN' } });
+    expect(body.errors?.[0]).toMatchObject({ message: `User with id ${bobId} not found`, path: ['user'], extensions: { code: 'NOT_FOUND', resource: 'User', id: bobId } });
+    const ghost = toGlobalId('User', 'ghost');
+    const missing = await graphql(url, query, { variables: { id: ghost }, token: alice });
+    expect(missing.body.errors?.[0]).toMatchObject({ message: `User with id ${ghost} not found`, extensions: { code: 'NOT_FOUND' } });
   });
 
   it('refuses anonymous callers with UNAUTHENTICATED', async () => {
@@ -199,10 +205,12 @@ describe('node(id)', () => {
     expect(body.data?.node).toEqual({ __typename: 'User', id: aliceId, email: 'user1@example.com' });
   });
 
-  it('returns a reference for nodes other subgraphs own', async () => {
-    const id = toGlobalId('Order', 'order-0001');
-    const { body } = await graphql(url, query, { variables: { id }, token: alice });
-    expect(body.data?.node).toEqual({ __typename: 'Order', id });
+  // Resolving them through their owners is covered end to end (e2e/supergraph.test.ts, e2e/auth.test.ts).
+  it('asks the owner of an order or product, and answers SUBGRAPH_UNAVAILABLE without detail when it cannot be reached', async () => {
+    const { body } = await graphql(url, query, { variables: { id: toGlobalId('Order', 'order-0001') }, token: alice });
+    expect(body.data?.node).toBeNull();
+    expect(body.errors).toEqual([expect.objectContaining({ path: ['node'], extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE', subgraph: 'orders' }) })]);
+    expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
   });
 
   it('answers a malformed ID with null and NOT_FOUND', async () => {

@@ -82,6 +82,10 @@ spec:
             - name: JWT_SECRET
               valueFrom:
                 secretKeyRef: { name: {{ include "ordergraph.secretName" $root }}, key: JWT_SECRET, optional: true }
+            # The gateway signs each subgraph request with it, and the subgraphs serve nothing unsigned.
+            - name: SUBGRAPH_SIGNING_SECRET
+              valueFrom:
+                secretKeyRef: { name: {{ include "ordergraph.secretName" $root }}, key: SUBGRAPH_SIGNING_SECRET }
             {{- with .env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}

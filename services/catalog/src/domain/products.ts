@@ -1,10 +1,10 @@
 // What a valid product is, and how an update is written without losing a concurrent one.
-import { amountToCents, badUserInput, conflict, localIdOf, notFound } from '@ordergraph/common';
+import { amountToCents, badUserInput, conflict, localIdOf, notFound } from '@ordergraph/core';
 import type { CreateProductInput, UpdateProductInput } from '../generated/graphql.js';
 import { fieldsOf, type ProductDoc, type ProductFields, type ProductStore } from '../store/products.js';
 
-export const NAME_MAX_LENGTH = 200;
-export const DESCRIPTION_MAX_LENGTH = 2000;
+const NAME_MAX_LENGTH = 200;
+const DESCRIPTION_MAX_LENGTH = 2000;
 /** Writes of one update before it gives up with CONFLICT; each lost attempt means another write succeeded. */
 export const UPDATE_ATTEMPTS = 5;
 
@@ -52,7 +52,7 @@ export function newProductFields(input: CreateProductInput): ProductFields {
 }
 
 /** The product's next fields: `current` with what `input` sets (an absent field stays, a null one clears). */
-export function updatedProductFields(current: ProductDoc, input: UpdateProductInput): ProductFields {
+function updatedProductFields(current: ProductDoc, input: UpdateProductInput): ProductFields {
   const next = fieldsOf(current);
   if (input.name !== undefined) next.name = validName(notNull(input.name, 'name'));
   if (input.price !== undefined) next.priceCents = amountToCents(notNull(input.price, 'price'), 'price');

@@ -1,4 +1,4 @@
-import { requireAdmin } from '@ordergraph/common';
+import { requireAdmin } from '@ordergraph/core';
 import type { MutationResolvers } from '../generated/graphql.js';
 import { newProductFields, updateProduct } from '../domain/products.js';
 

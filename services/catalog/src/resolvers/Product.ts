@@ -1,4 +1,4 @@
-import { centsToAmount, localIdOf, notFound, toGlobalId } from '@ordergraph/common';
+import { centsToAmount, localIdOf, notFound, toGlobalId } from '@ordergraph/core';
 import type { Context } from '../context.js';
 import type { ProductResolvers } from '../generated/graphql.js';
 import { attributesOf, type ProductDoc } from '../store/products.js';

@@ -1,4 +1,4 @@
-import { badUserInput, MAX_PAGE_SIZE, pageOffset, pageSize, toGlobalId } from '@ordergraph/common';
+import { badUserInput, MAX_PAGE_SIZE, pageOffset, pageSize, toGlobalId } from '@ordergraph/core';
 import type { QueryResolvers } from '../generated/graphql.js';
 import { readProduct } from './Product.js';
 

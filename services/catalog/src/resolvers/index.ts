@@ -1,4 +1,4 @@
-import { scalarResolvers } from '@ordergraph/common';
+import { scalarResolvers } from '@ordergraph/core';
 import type { Resolvers } from '../generated/graphql.js';
 import { Mutation } from './Mutation.js';
 import { Product } from './Product.js';

@@ -1,6 +1,7 @@
 // The products collection: stored documents and the queries on them, for either backend.
 import { randomUUID } from 'node:crypto';
-import { findByIdsInKeyOrder, literalPattern, relevance, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/common';
+import { findByIdsInKeyOrder, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/store';
+import { containsText, relevance, searchTerm } from '@ordergraph/subgraph-kit';
 
 export interface ProductDoc {
   [key: string]: unknown;
@@ -37,7 +38,7 @@ export interface ProductFields {
   attributes: unknown;
 }
 
-export const PRODUCT_INDEXES: IndexSpec[] = [
+const PRODUCT_INDEXES: IndexSpec[] = [
   { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
   { name: 'nameLower', key: { nameLower: 1 } },
 ];
@@ -120,9 +121,9 @@ export class ProductStore {
 
   /** Products whose name contains `text` (case-insensitive), best first, then by id; at most `limit`. */
   async search(text: string, limit: number): Promise<{ doc: ProductDoc; score: number }[]> {
-    const pattern = literalPattern(text);
-    if (pattern.length === 0 || limit === 0) return [];
-    const matches = await this.products.find({ nameLower: { $regex: pattern } }, { sort: { _id: 1 }, limit: SEARCH_CANDIDATES });
+    const term = searchTerm(text);
+    if (term.length === 0 || limit === 0) return [];
+    const matches = await this.products.find(containsText('nameLower', term), { sort: { _id: 1 }, limit: SEARCH_CANDIDATES });
     return matches
       .map((doc) => ({ doc, score: relevance(text, doc.name) }))
       .sort((a, b) => b.score - a.score || a.doc._id.localeCompare(b.doc._id))

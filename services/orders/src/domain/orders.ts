@@ -8,20 +8,21 @@ import {
   conflict,
   forbidden,
   invalidTransition,
+  isSelfOrAdmin,
   localIdOf,
   notFound,
   requireSignedIn,
   toGlobalId,
   type Identity,
   type Viewer,
-} from '@ordergraph/common';
+} from '@ordergraph/core';
 import type { Catalog } from '../peers/catalog.js';
 import type { OrderEventPublisher } from '../events.js';
 import type { LineItemDoc, OrderDoc, OrderStatus, OrderStore } from '../store/orders.js';
 import { checkItemsEdit, checkStatusChange, EDITABLE_STATUS } from './transitions.js';
 
-export const MAX_ITEMS = 100;
-export const MAX_QUANTITY = 1000;
+const MAX_ITEMS = 100;
+const MAX_QUANTITY = 1000;
 /** Compare-and-set attempts before an update gives up with CONFLICT. */
 export const MAX_WRITE_ATTEMPTS = 5;
 
@@ -63,23 +64,15 @@ export function refusalError(refusal: Refusal): GraphQLError {
 
 /**
  * The one decision behind updateOrder, updateOrderResult and cancelOrder: may `viewer` apply `input` to `order` as
- * it is now? Returns null when it may.
+ * it is now? Returns null when it may. An order the viewer may not read is refused exactly as a missing one (so the
+ * IDs of other users' orders cannot be probed), and permission is checked before state.
  */
-export function decideUpdate(order: OrderDoc, input: UpdateInput, viewer: Identity): Refusal | null {
-  const actor = viewer.role === 'ADMIN' ? 'ADMIN' : viewer.userId === order.userId ? 'OWNER' : null;
-  if (actor === null) return { reason: 'FORBIDDEN', requiredRole: 'ADMIN' };
-  if (input.items) {
-    const verdict = checkItemsEdit(order.status);
-    if (!verdict.allowed) return { reason: 'ITEMS_LOCKED', status: order.status };
-  }
-  if (input.status) {
-    const verdict = checkStatusChange(order.status, input.status, actor);
-    if (!verdict.allowed) {
-      return verdict.reason === 'FORBIDDEN'
-        ? { reason: 'FORBIDDEN', requiredRole: verdict.requiredRole }
-        : { reason: 'INVALID_TRANSITION', from: order.status, to: input.status };
-    }
-  }
+export function decideUpdate(order: OrderDoc | null, orderId: string, input: UpdateInput, viewer: Identity): Refusal | null {
+  if (!order || !isSelfOrAdmin(viewer, order.userId)) return { reason: 'NOT_FOUND', orderId };
+  const move = input.status ? checkStatusChange(order.status, input.status, viewer.role === 'ADMIN' ? 'ADMIN' : 'OWNER') : undefined;
+  if (move && !move.allowed && move.reason === 'FORBIDDEN') return { reason: 'FORBIDDEN', requiredRole: move.requiredRole };
+  if (input.items && !checkItemsEdit(order.status).allowed) return { reason: 'ITEMS_LOCKED', status: order.status };
+  if (move && !move.allowed && input.status) return { reason: 'INVALID_TRANSITION', from: order.status, to: input.status };
   return null;
 }
 
@@ -136,9 +129,8 @@ export function createOrderCommands(store: OrderStore, catalog: Catalog, events:
     let items: LineItemDoc[] | undefined;
     for (let attempt = 1; ; attempt++) {
       const current = localId === null ? null : await store.findById(localId);
-      if (!current) return { ok: false, refusal: { reason: 'NOT_FOUND', orderId } };
-      const refusal = decideUpdate(current, input, identity);
-      if (refusal) return { ok: false, refusal };
+      const refusal = decideUpdate(current, orderId, input, identity);
+      if (refusal || !current) return { ok: false, refusal: refusal ?? { reason: 'NOT_FOUND', orderId } };
       if (lines && !items) items = await priceItems(lines);
       const committed = await store.compareAndSet(current, { status: input.status ?? undefined, items });
       if (committed) {

@@ -33,11 +33,14 @@ const NEEDS_ADMIN: Verdict = { allowed: false, reason: 'FORBIDDEN', requiredRole
 
 export const isTerminal = (status: OrderStatus): boolean => NEXT[status].length === 0;
 
-/** Whether `actor` may move an order from `from` to `to`. A move that does not exist is invalid for every role. */
+/**
+ * Whether `actor` may move an order from `from` to `to`. Permission is checked before state: an owner asking for any
+ * move but their own (one that does not exist included) needs ADMIN, so the answer does not teach them the state
+ * machine; for an administrator a move that does not exist is invalid.
+ */
 export function checkStatusChange(from: OrderStatus, to: OrderStatus, actor: OrderActor): Verdict {
-  if (!NEXT[from].includes(to)) return { allowed: false, reason: 'INVALID_TRANSITION' };
-  if (actor === 'ADMIN' || OWNER_MOVES[from]?.includes(to)) return ALLOWED;
-  return NEEDS_ADMIN;
+  if (actor === 'OWNER' && !OWNER_MOVES[from]?.includes(to)) return NEEDS_ADMIN;
+  return NEXT[from].includes(to) ? ALLOWED : { allowed: false, reason: 'INVALID_TRANSITION' };
 }
 
 /** Whether the items of an order in `status` may be replaced; owner and administrator alike, only while PENDING. */

@@ -1,6 +1,7 @@
 // Prices come from the catalog at order time, never from the client. The catalog is asked through its standard
 // federation `_entities` field: one request for all products of an order, as the gateway itself would ask.
-import { ErrorCode, createPeer, type Logger } from '@ordergraph/common';
+import { ErrorCode, type Logger } from '@ordergraph/core';
+import { createPeer, type PeerSettings } from '@ordergraph/subgraph-kit';
 
 export interface Catalog {
   /**
@@ -14,8 +15,8 @@ const CURRENT_PRICES = `query CurrentPrices($representations: [_Any!]!) { _entit
 
 type Entities = { _entities?: ({ currentPrice?: unknown } | null)[] | null };
 
-export function createCatalogClient(url: string, logger: Logger, timeoutMs?: number): Catalog {
-  const catalog = createPeer({ name: 'catalog', url, logger, timeoutMs, unavailableMessage: 'The catalog is temporarily unavailable' });
+export function createCatalogClient(url: string, logger: Logger, settings: PeerSettings): Catalog {
+  const catalog = createPeer({ name: 'catalog', url, logger, ...settings, unavailableMessage: 'The catalog is temporarily unavailable' });
   return {
     async currentPriceCents(productIds) {
       if (productIds.length === 0) return [];

@@ -1,4 +1,4 @@
-import { centsToAmount } from '@ordergraph/common';
+import { centsToAmount } from '@ordergraph/core';
 import type { LineItemResolvers } from '../generated/graphql.js';
 
 export const LineItem: LineItemResolvers = {

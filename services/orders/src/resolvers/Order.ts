@@ -1,16 +1,18 @@
-import { centsToAmount, localIdOf, notFound, requireSelfOrAdmin, requireSignedIn, toGlobalId } from '@ordergraph/common';
+import { centsToAmount, isSelfOrAdmin, localIdOf, notFound, requireSignedIn, toGlobalId } from '@ordergraph/core';
 import type { Context } from '../context.js';
 import type { OrderResolvers } from '../generated/graphql.js';
 import type { OrderDoc } from '../store/orders.js';
 
-/** The one way to read an order by global ID: signed in, and the order's owner or an administrator. */
+/**
+ * The one way to read an order by global ID: signed in, and the order's owner or an administrator. Another user's
+ * order answers exactly as a missing one (NOT_FOUND), so nobody learns which IDs exist.
+ */
 export async function readOrder(id: string, ctx: Context): Promise<OrderDoc> {
-  // Before the lookup, so anonymous callers learn nothing about which IDs exist.
-  requireSignedIn(ctx.viewer);
+  // Before the lookup, so anonymous callers learn nothing either.
+  const viewer = requireSignedIn(ctx.viewer);
   const localId = localIdOf('Order', id);
   const order = localId === null ? null : await ctx.loaders.order.load(localId);
-  if (!order) throw notFound('Order', id);
-  requireSelfOrAdmin(ctx.viewer, order.userId);
+  if (!order || !isSelfOrAdmin(viewer, order.userId)) throw notFound('Order', id);
   return order;
 }
 

@@ -1,4 +1,4 @@
-import { isSelfOrAdmin, localIdOf, toGlobalId } from '@ordergraph/common';
+import { isSelfOrAdmin, localIdOf, toGlobalId } from '@ordergraph/core';
 import type { QueryResolvers } from '../generated/graphql.js';
 import { readOrder } from './Order.js';
 

@@ -1,4 +1,4 @@
-import { isSelfOrAdmin, requireSignedIn } from '@ordergraph/common';
+import { isSelfOrAdmin, requireSignedIn } from '@ordergraph/core';
 import type { SubscriptionResolvers } from '../generated/graphql.js';
 import { inCommitOrder } from '../events.js';
 import type { OrderDoc } from '../store/orders.js';

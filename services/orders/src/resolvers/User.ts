@@ -1,4 +1,4 @@
-import { pageOffset, pageSize, requireSelfOrAdmin } from '@ordergraph/common';
+import { pageOffset, pageSize, requireSelfOrAdmin } from '@ordergraph/core';
 import type { UserResolvers } from '../generated/graphql.js';
 
 export const User: UserResolvers = {

@@ -1,7 +1,7 @@
 // The orders collection: stored documents and the queries on them, for either backend. Every change to an order
 // is a compare-and-set on its version, so concurrent writers cannot overwrite each other unseen.
 import { randomUUID } from 'node:crypto';
-import { findByIdsInKeyOrder, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/common';
+import { findByIdsInKeyOrder, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/store';
 
 /** Every status an order document may hold; the state machine in domain/ decides the moves between them. */
 export const ORDER_STATUSES = ['PENDING', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED'] as const;
@@ -41,7 +41,7 @@ export interface OrderChanges {
   items?: LineItemDoc[] | undefined;
 }
 
-export const ORDER_INDEXES: IndexSpec[] = [
+const ORDER_INDEXES: IndexSpec[] = [
   // User.orders: one user's orders, newest first.
   { name: 'userId_createdAt', key: { userId: 1, createdAt: -1 } },
   { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },

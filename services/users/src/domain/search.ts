@@ -1,5 +1,5 @@
 // What search returns across subgraphs: references to nodes others own, merged by score into one capped list.
-import { SEARCH_LIMIT, compareHits, type SearchHit } from '@ordergraph/common';
+import { SEARCH_LIMIT, compareHits, type SearchHit } from '@ordergraph/subgraph-kit';
 
 /** A reference to a node another subgraph owns; its owner resolves the fields. */
 export type Reference = { __typename: 'Order' | 'Product'; id: string };

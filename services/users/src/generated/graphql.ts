@@ -66,6 +66,7 @@ export type Query = {
   node?: Maybe<Node>;
   /** Users (by name or email, administrators only), orders (by ID) and products (by name); at most 20, best first. */
   search: Array<SearchResult>;
+  /** The user themself or an administrator. */
   user?: Maybe<User>;
   /** Offset pagination, oldest first; limit 0..100. Prefer usersConnection for lists that grow. */
   users: Array<User>;

@@ -1,7 +1,8 @@
 // search(query) fans out to each owner's internal search field: every subgraph searches only its own data with its
 // own index and rules, and this one merges the references. The owners then resolve the fields through federation.
 import { GraphQLError } from 'graphql';
-import { ErrorCode, SEARCH_LIMIT, createPeer, type Logger, type SearchHit } from '@ordergraph/common';
+import { ErrorCode, type Logger } from '@ordergraph/core';
+import { SEARCH_LIMIT, createPeer, type PeerSettings, type SearchHit } from '@ordergraph/subgraph-kit';
 import type { Reference } from '../domain/search.js';
 
 export interface RemoteSearch {
@@ -19,10 +20,10 @@ export interface SearchFanOut {
   remote(query: string, authorization: string | undefined): Promise<(SearchHit & { typename: Reference['__typename'] })[]>;
 }
 
-export function createSearchFanOut(remotes: RemoteSearch[], logger: Logger, timeoutMs?: number): SearchFanOut {
+export function createSearchFanOut(remotes: RemoteSearch[], logger: Logger, settings: PeerSettings): SearchFanOut {
   const owners = remotes.map((remote) => ({
     ...remote,
-    peer: createPeer({ name: remote.name, url: remote.url, logger, timeoutMs, unavailableMessage: 'Search is temporarily unavailable' }),
+    peer: createPeer({ name: remote.name, url: remote.url, logger, ...settings, unavailableMessage: 'Search is temporarily unavailable' }),
   }));
 
   async function ask(owner: (typeof owners)[number], query: string, authorization: string | undefined) {

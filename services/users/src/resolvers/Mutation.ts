@@ -1,4 +1,4 @@
-import { emailTaken, requireAdmin } from '@ordergraph/common';
+import { emailTaken, requireAdmin } from '@ordergraph/core';
 import { validateNewUser } from '../domain/users.js';
 import type { MutationResolvers } from '../generated/graphql.js';
 import { EmailTakenError } from '../store/users.js';

@@ -6,11 +6,11 @@ import {
   notFound,
   pageOffset,
   pageSize,
-  SEARCH_LIMIT,
   requireAdmin,
   toGlobalId,
   type Keyset,
-} from '@ordergraph/common';
+} from '@ordergraph/core';
+import { SEARCH_LIMIT } from '@ordergraph/subgraph-kit';
 import type { QueryResolvers } from '../generated/graphql.js';
 import { isReferencedType, mergeHits } from '../domain/search.js';
 import { toConnection } from './UserConnection.js';
@@ -44,8 +44,8 @@ export const Query: QueryResolvers = {
   async node(_parent, { id }, ctx) {
     const parsed = fromGlobalId(id);
     if (parsed?.type === 'User') return readUser(id, ctx);
-    // Nodes owned elsewhere (the stubs in the schema): return a reference, the owner resolves it.
-    if (parsed && isReferencedType(parsed.type)) return { __typename: parsed.type, id };
+    // Nodes owned elsewhere (the stubs in the schema): the owner resolves the reference first, with its own rules.
+    if (parsed && isReferencedType(parsed.type)) return ctx.nodes.resolve({ __typename: parsed.type, id }, ctx.authorization);
     throw notFound('Node', id);
   },
 

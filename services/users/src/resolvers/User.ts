@@ -1,11 +1,14 @@
-import { fromGlobalId, notFound, requireSelfOrAdmin, toGlobalId } from '@ordergraph/common';
+import { fromGlobalId, isSelfOrAdmin, notFound, requireSelfOrAdmin, requireSignedIn, toGlobalId } from '@ordergraph/core';
 import type { Context } from '../context.js';
 import type { UserResolvers } from '../generated/graphql.js';
 import type { UserDoc } from '../store/users.js';
 
-/** The one way to read a user by global ID: the viewer must be that user or an administrator. */
+/**
+ * The one way to read a user by global ID: the viewer must be that user or an administrator. Another user answers
+ * exactly as a missing one (NOT_FOUND), without a lookup, so nobody learns which IDs exist.
+ */
 export async function readUser(id: string, ctx: Context): Promise<UserDoc> {
-  requireSelfOrAdmin(ctx.viewer, id);
+  if (!isSelfOrAdmin(requireSignedIn(ctx.viewer), id)) throw notFound('User', id);
   const parsed = fromGlobalId(id);
   const doc = parsed?.type === 'User' ? await ctx.loaders.user.load(parsed.localId) : null;
   if (!doc) throw notFound('User', id);

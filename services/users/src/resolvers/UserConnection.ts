@@ -1,4 +1,4 @@
-import { encodeCursor } from '@ordergraph/common';
+import { encodeCursor } from '@ordergraph/core';
 import type { KeysetPage, UserDoc } from '../store/users.js';
 
 const cursorOf = (doc: UserDoc) => encodeCursor({ createdAt: doc.createdAt, id: doc._id });

@@ -1,18 +1,15 @@
 // The users collection: stored documents, the queries on them, and the unique-email rule, for either backend.
 import { randomUUID } from 'node:crypto';
+import { type Keyset, type Role } from '@ordergraph/core';
 import {
   DuplicateKeyError,
   findByIdsInKeyOrder,
-  literalPattern,
-  relevance,
   type DocumentCollection,
   type DocumentDatabase,
   type Filter,
   type IndexSpec,
-  type Keyset,
-} from '@ordergraph/common';
-
-export type Role = 'USER' | 'ADMIN';
+} from '@ordergraph/store';
+import { containsText, relevance, searchTerm } from '@ordergraph/subgraph-kit';
 
 export interface UserDoc {
   [key: string]: unknown;
@@ -48,7 +45,7 @@ export interface KeysetPage {
   hasPreviousPage: boolean;
 }
 
-export const USER_INDEXES: IndexSpec[] = [
+const USER_INDEXES: IndexSpec[] = [
   { name: 'email_unique', key: { email: 1 }, unique: true },
   { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
   { name: 'nameLower', key: { nameLower: 1 } },
@@ -149,10 +146,10 @@ export class UserStore {
 
   /** Users whose name or email contains `text`, best first, at most `limit`. */
   async search(text: string, limit: number): Promise<{ doc: UserDoc; score: number }[]> {
-    const pattern = literalPattern(text);
-    if (pattern.length === 0) return [];
+    const term = searchTerm(text);
+    if (term.length === 0) return [];
     const matches = await this.users.find(
-      { $or: [{ nameLower: { $regex: pattern } }, { email: { $regex: pattern } }] },
+      { $or: [containsText('nameLower', term), containsText('email', term)] },
       { sort: { _id: 1 }, limit: 500 },
     );
     return matches

@@ -1,0 +1,84 @@
+// What may import what (ARCHITECTURE.md): checked by dependency-cruiser in npm test (test/architecture.test.ts).
+const APPS = '^(gateway|services/[^/]+)/';
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import the checker cannot follow is an import it cannot judge.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'no-circular',
+      comment: 'Modules import each other in one direction.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'core-imports-no-package-of-ours',
+      comment: 'Every process loads core: it leans on nothing else of ours.',
+      severity: 'error',
+      from: { path: '^packages/core/src/' },
+      to: { path: '^(packages/(?!core/)|gateway/|services/)' },
+    },
+    {
+      name: 'core-loads-no-server-or-driver',
+      comment: 'The gateway loads core: no web framework, Apollo Server or MongoDB driver in it.',
+      severity: 'error',
+      from: { path: '^packages/core/src/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-peer', 'npm-optional', 'npm-no-pkg', 'npm-unknown'], path: '(^|/)node_modules/(express|@apollo/server|@apollo/subgraph|@as-integrations/[^/]+|mongodb|mingo|bson)/' },
+    },
+    {
+      name: 'store-imports-no-package-of-ours',
+      severity: 'error',
+      from: { path: '^packages/store/src/' },
+      to: { path: '^(packages/(?!store/)|gateway/|services/)' },
+    },
+    {
+      name: 'subgraph-kit-imports-core-and-store-only',
+      severity: 'error',
+      from: { path: '^packages/subgraph-kit/src/' },
+      to: { path: '^(packages/(?!(subgraph-kit|core|store)/)|gateway/|services/)' },
+    },
+    {
+      name: 'gateway-loads-core-not-the-subgraph-kit-or-store',
+      comment: 'The gateway needs none of the subgraph server or the datastore.',
+      severity: 'error',
+      from: { path: '^gateway/src/' },
+      to: { path: '^packages/(subgraph-kit|store|testkit|governance)/|^services/' },
+    },
+    {
+      name: 'no-package-imports-an-application',
+      comment: 'Shared packages serve applications; only the test kit starts them.',
+      severity: 'error',
+      from: { path: '^packages/(?!testkit/)[^/]+/src/' },
+      to: { path: APPS },
+    },
+    {
+      name: 'no-application-imports-another',
+      severity: 'error',
+      from: { path: '^(gateway|services/[^/]+)/src/' },
+      to: { path: APPS, pathNot: '^$1/' },
+    },
+    {
+      name: 'by-package-name-not-by-path',
+      comment: "Another workspace's module is imported by its package name, so package.json declares the dependency.",
+      severity: 'error',
+      from: { path: '^(packages/[^/]+|services/[^/]+|gateway)/src/' },
+      to: { dependencyTypes: ['local'], path: '^(packages/[^/]+|services/[^/]+|gateway)/', pathNot: '^$1/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|generated)/|^examples/client/src/gql/' },
+    // TypeScript 7 has no compiler API dependency-cruiser can use yet; swc parses the sources instead.
+    parser: 'swc',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { conditionNames: ['source', 'import', 'require', 'node', 'default'], exportsFields: ['exports'] },
+    combinedDependencies: false,
+  },
+};

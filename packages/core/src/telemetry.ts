@@ -1,0 +1,99 @@
+// OpenTelemetry tracing for every process, configured only by the standard OTEL_* variables. Off unless
+// OTEL_EXPORTER_OTLP_ENDPOINT is set, and then free: no OpenTelemetry package is loaded and nothing runs per request.
+import type * as OpenTelemetryApi from '@opentelemetry/api';
+import { loadConfig, telemetryEnvSchema } from './config.js';
+import { addLineContext, createLogger } from './logger.js';
+
+export interface Telemetry {
+  /** Exports the spans still buffered; the process calls it last, after its server has stopped. */
+  shutdown(): Promise<void>;
+}
+
+export interface TelemetryOptions {
+  /**
+   * Instrument node's HTTP server and client, fetch (undici) and graphql-js: a subgraph's request spans, continued from
+   * the caller's `traceparent`, and the same header on its calls to other subgraphs. The gateway leaves this off: Hive's
+   * OpenTelemetry plugin traces its requests and subgraph fetches itself.
+   */
+  instrument: boolean;
+}
+
+/** The API, once the SDK has started; unset while tracing is off. */
+let api: typeof OpenTelemetryApi | undefined;
+
+/** Probes, scrapes and the landing page are not worth a trace each. */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+async function nodeInstrumentations() {
+  const [{ HttpInstrumentation }, { UndiciInstrumentation }, { GraphQLInstrumentation }] = await Promise.all([
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-undici'),
+    import('@opentelemetry/instrumentation-graphql'),
+  ]);
+  return [
+    new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0]!) }),
+    new UndiciInstrumentation(),
+    // Spans for parse, validate, execute and each resolver that does work (not for a field read off its parent).
+    new GraphQLInstrumentation({ ignoreTrivialResolveSpans: true, mergeItems: true }),
+  ];
+}
+
+/**
+ * Starts the OpenTelemetry Node SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set; the SDK itself reads the exporter's
+ * protocol, the sampler and the resource from the OTEL_* variables. Call it before anything imports `http`, express
+ * or graphql, so that their instrumentation can wrap them. An invalid OTEL_* value ends the process as any invalid
+ * setting does (runProcess is not running yet): one fatal JSON line naming the variable, exit code 1.
+ */
+export async function startTelemetry(service: string, { instrument }: TelemetryOptions): Promise<Telemetry | undefined> {
+  let settings;
+  try {
+    settings = loadConfig(telemetryEnvSchema);
+  } catch (error) {
+    createLogger(service).fatal({ err: error }, 'failed to start');
+    process.exit(1);
+  }
+  if (!settings.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+  const [{ NodeSDK }, otel, instrumentations] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/api'),
+    instrument ? nodeInstrumentations() : Promise.resolve([]),
+  ]);
+  const named = settings.OTEL_SERVICE_NAME !== undefined || /(^|,)\s*service\.name=/.test(settings.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const sdk = new NodeSDK({
+    ...(named ? {} : { serviceName: service }),
+    instrumentations,
+    // Traces only: metrics are served to Prometheus on /metrics, logs are JSON lines on stdout.
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  api = otel;
+  addLineContext(() => {
+    const span = otel.trace.getActiveSpan()?.spanContext();
+    return span && otel.isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : undefined;
+  });
+  return { shutdown: () => sdk.shutdown() };
+}
+
+/** W3C trace context headers (`traceparent`, `tracestate`) a message carries to whoever handles it. */
+export type TraceCarrier = Record<string, string>;
+
+/** The current trace context, to send along with a message; undefined while tracing is off. */
+export function currentTraceCarrier(): TraceCarrier | undefined {
+  if (!api) return undefined;
+  const carrier: TraceCarrier = {};
+  api.propagation.inject(api.context.active(), carrier);
+  return carrier['traceparent'] ? carrier : undefined;
+}
+
+/**
+ * Records the delivery of a message as a consumer span, the root of a trace of its own (one event reaches many
+ * subscribers, long after its sender's trace ended) linked to the trace the message was sent from (its carrier): a
+ * delivered subscription event leads back to the mutation that caused it.
+ */
+export function recordDelivery(name: string, carrier: TraceCarrier | undefined, attributes: Record<string, string>): void {
+  if (!api) return;
+  const sentFrom = carrier ? api.trace.getSpanContext(api.propagation.extract(api.ROOT_CONTEXT, carrier)) : undefined;
+  const links = sentFrom && api.isSpanContextValid(sentFrom) ? [{ context: sentFrom }] : [];
+  api.trace.getTracer('ordergraph').startSpan(name, { root: true, kind: api.SpanKind.CONSUMER, attributes, links }).end();
+}

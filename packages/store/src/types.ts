@@ -1,0 +1,58 @@
+// One document-store interface, two backends (MongoDB and embedded). Stores build their MongoDB filter, sort and
+// update documents once; the MongoDB backend sends them through the driver and the embedded backend evaluates the
+// very same documents in-process with mingo, so every query production sends is exercised by the tests here.
+
+export type Doc = { _id: string } & Record<string, unknown>;
+export type Filter = Record<string, unknown>;
+type Sort = Record<string, 1 | -1>;
+export interface Update {
+  $set?: Record<string, unknown>;
+  $inc?: Record<string, number>;
+  $unset?: Record<string, ''>;
+}
+
+export interface FindOptions {
+  /** Required: no query depends on natural order, which differs between backends. */
+  sort: Sort;
+  skip?: number;
+  limit?: number;
+}
+
+export interface IndexSpec {
+  name: string;
+  key: Record<string, 1 | -1>;
+  unique?: boolean;
+}
+
+export interface DocumentCollection<T extends Doc> {
+  readonly name: string;
+  find(filter: Filter, options: FindOptions): Promise<T[]>;
+  findOne(filter: Filter): Promise<T | null>;
+  count(filter: Filter): Promise<number>;
+  /** Throws DuplicateKeyError when a unique index would be violated. */
+  insertOne(doc: T): Promise<void>;
+  insertMany(docs: T[]): Promise<void>;
+  /**
+   * Atomically updates the first document matching `filter` and returns it as updated, or null when none matched.
+   * A filter on the current version or status makes it a compare-and-set.
+   */
+  findOneAndUpdate(filter: Filter, update: Update): Promise<T | null>;
+}
+
+export interface DocumentDatabase {
+  readonly backend: 'mongodb' | 'embedded';
+  collection<T extends Doc>(name: string, indexes: IndexSpec[]): Promise<DocumentCollection<T>>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A unique index was violated; `index` names it so stores can map it to a domain error. */
+export class DuplicateKeyError extends Error {
+  override readonly name = 'DuplicateKeyError';
+  constructor(
+    readonly collection: string,
+    readonly index: string,
+  ) {
+    super(`Duplicate key in ${collection} for index ${index}`);
+  }
+}

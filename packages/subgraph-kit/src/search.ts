@@ -1,0 +1,40 @@
+// Relevance for search(query): each subgraph scores its own matches the same way, so their hits merge fairly.
+
+export interface SearchHit {
+  /** Global ID of the matching entity. */
+  id: string;
+  score: number;
+}
+
+/** Results of search(query) at most, across all types. */
+export const SEARCH_LIMIT = 20;
+
+/** 3 exact, 2 prefix, 1.5 prefix of a later word, 1 substring, 0 no match; case-insensitive. */
+export function relevance(query: string, text: string | null | undefined): number {
+  if (!text) return 0;
+  const q = query.trim().toLowerCase();
+  const t = text.toLowerCase();
+  if (q.length === 0) return 0;
+  if (t === q) return 3;
+  if (t.startsWith(q)) return 2;
+  if (t.split(/[\s@._-]+/).some((word) => word.startsWith(q))) return 1.5;
+  return t.includes(q) ? 1 : 0;
+}
+
+/** The text search looks for: trimmed and lower-cased, as the searched fields are stored. */
+export const searchTerm = (text: string): string => text.trim().toLowerCase();
+
+/**
+ * A filter (MongoDB's query language, which both stores evaluate) matching documents whose `field` contains `term`
+ * as plain text. A substring test, not `$regex`: no client's text is ever compiled into a regular expression, so no
+ * pattern can be made to backtrack or fail to compile. `$literal` keeps a term starting with `$` from being read as
+ * a field path. Byte offsets suffice: in UTF-8 a string contains another exactly when its bytes do.
+ */
+export function containsText(field: string, term: string): Record<string, unknown> {
+  return { $expr: { $gte: [{ $indexOfBytes: [`$${field}`, { $literal: term }] }, 0] } };
+}
+
+/** Best first, then by type name, then by ID: a total order, so results never shuffle between calls. */
+export function compareHits(a: SearchHit & { typename: string }, b: SearchHit & { typename: string }): number {
+  return b.score - a.score || a.typename.localeCompare(b.typename) || a.id.localeCompare(b.id);
+}

@@ -1,0 +1,267 @@
+// The service kit every subgraph runs on: Apollo Server + @apollo/subgraph behind express, with /healthz, /readyz,
+// /metrics, request metrics, masked errors and graceful shutdown. Building and listening are separate steps.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
+import express from 'express';
+import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
+import type { Registry } from 'prom-client';
+import {
+  ErrorCode,
+  InvalidTokenError,
+  REQUEST_ID_HEADER,
+  authSettings,
+  createMetricsRegistry,
+  createTokenVerifier,
+  currentRequest,
+  datastoreOperationsCounter,
+  graphqlRequestHistogram,
+  requestIdFrom,
+  shutdownSettings,
+  signingSecret,
+  viewerFromHeader,
+  withRequest,
+  type Drainable,
+  type Logger,
+  type RequestIdentity,
+  type ShutdownSettings,
+  type SubgraphConfig,
+  type TokenVerifier,
+} from '@ordergraph/core';
+import { instrumentDatabase, openDatabase, type DocumentDatabase } from '@ordergraph/store';
+import { createErrorMasker } from './error-masking.js';
+import { isSignedWith, unsignedRequest } from './signature.js';
+import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
+
+export interface SubgraphServiceOptions<TContext extends BaseContext> {
+  name: string;
+  typeDefs: string;
+  resolvers: unknown;
+  resources: SubgraphResources;
+  /** Builds the per-request context (loaders are made here, never shared across requests). */
+  createContext(request: RequestIdentity): TContext | Promise<TContext>;
+  /** Throws when a dependency besides the datastore (Redis, say) is unreachable. */
+  checkReady?(): Promise<void>;
+  /** Releases resources besides the datastore, after the HTTP server has drained and before the datastore closes. */
+  close?(): Promise<void>;
+  logger: Logger;
+  /** Serve the schema's Subscription fields over graphql-ws at /graphql too. */
+  subscriptions?: boolean;
+}
+
+/** What every subgraph sets up the same way from its configuration before it opens its own stores. */
+export interface SubgraphResources {
+  registry: Registry;
+  /** The datastore, counting every operation in `datastore_operations_total`. */
+  db: DocumentDatabase;
+  verifyToken: TokenVerifier;
+  production: boolean;
+  shutdown: ShutdownSettings;
+  /** Set (always in production): only operations signed with it are served, and calls to other subgraphs are signed. */
+  signingSecret: string | undefined;
+}
+
+/**
+ * Opens a subgraph's metrics registry, its datastore (MongoDB when MONGO_URL is set, else embedded; `database`
+ * replaces it, for tests) and its token verifier.
+ */
+export async function openSubgraphResources(
+  name: string,
+  config: SubgraphConfig,
+  logger: Logger,
+  database?: DocumentDatabase,
+): Promise<SubgraphResources> {
+  const registry = createMetricsRegistry(name);
+  const db = instrumentDatabase(
+    database ??
+      (await openDatabase({
+        mongoUrl: config.MONGO_URL,
+        database: config.MONGO_DB,
+        dataDir: config.DATA_DIR,
+        maxPoolSize: config.MONGO_MAX_POOL_SIZE,
+        readPreference: config.MONGO_READ_PREFERENCE,
+      })),
+    datastoreOperationsCounter(registry),
+  );
+  const persisted = db.backend === 'mongodb' || (database === undefined && config.DATA_DIR !== undefined);
+  logger.info(
+    { backend: db.backend, ...(db.backend === 'embedded' && !database ? { dataDir: config.DATA_DIR ?? null } : {}) },
+    persisted ? 'datastore opened: a restart keeps every acknowledged write' : 'datastore opened in memory: a restart loses every write',
+  );
+  return {
+    registry,
+    db,
+    verifyToken: createTokenVerifier(authSettings(config)),
+    production: config.NODE_ENV === 'production',
+    shutdown: shutdownSettings(config),
+    signingSecret: signingSecret(config),
+  };
+}
+
+/** What a subgraph's builder may be handed instead of opening it itself: tests share or break a datastore this way. */
+export interface SubgraphDeps {
+  database?: DocumentDatabase | undefined;
+}
+
+/**
+ * Every subgraph's server.ts exports one as `subgraph`, under the same names in each, so the test kit starts any
+ * subgraph supergraph.yaml lists the same way.
+ */
+export interface SubgraphModule<Config = never> {
+  loadConfig(env?: NodeJS.ProcessEnv): Config;
+  create(config: Config, logger?: Logger, deps?: SubgraphDeps): Promise<SubgraphService>;
+}
+
+export interface SubgraphService extends Drainable {
+  readonly name: string;
+  /** Starts listening; resolves with the URL of the /graphql endpoint. */
+  listen(port: number, host?: string): Promise<string>;
+  /** Stops accepting, finishes in-flight requests (within SHUTDOWN_DRAIN_TIMEOUT), then releases resources. */
+  stop(): Promise<void>;
+}
+
+/** Times every request, and logs it at debug level (an access log, with the request's ID like every line). */
+function requestMetricsPlugin(registry: Registry, logger: Logger): ApolloServerPlugin {
+  const histogram = graphqlRequestHistogram(registry);
+  return {
+    async requestDidStart() {
+      const end = histogram.startTimer();
+      return {
+        async willSendResponse({ operationName, errors }) {
+          const labels = { operation: operationName ?? 'anonymous', status: errors?.length ? 'error' : 'ok' };
+          const seconds = end(labels);
+          logger.debug({ ...labels, durationMs: Math.round(seconds * 1000) }, 'graphql request');
+        },
+      };
+    },
+  };
+}
+
+export async function createSubgraphService<TContext extends BaseContext>(
+  options: SubgraphServiceOptions<TContext>,
+): Promise<SubgraphService> {
+  const { logger } = options;
+  const { registry, verifyToken, production, db, shutdown, signingSecret } = options.resources;
+  let draining = false;
+  const app = express();
+  // Every request runs with its ID (the gateway's, or the client's when well-formed, else a new one): in its log
+  // lines, its response's header, its errors and the calls it makes to other subgraphs.
+  app.use((req, res, next) => {
+    const requestId = requestIdFrom(req.get(REQUEST_ID_HEADER));
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    withRequest(requestId, next);
+  });
+  const httpServer = http.createServer(app);
+  const schema = buildSubgraphSchema([{ typeDefs: parse(options.typeDefs), resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
+  const masked = createErrorMasker((error) => logger.error({ err: error }, 'internal error'));
+  // Every error names the request's ID, so a client's report names the log lines to read.
+  const formatError = (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const result = masked(formatted, error);
+    const requestId = currentRequest()?.requestId;
+    return requestId ? { ...result, extensions: { ...result.extensions, requestId } } : result;
+  };
+  const subscriptions = options.subscriptions
+    ? serveSubgraphSubscriptions({ ...options, registry, verifyToken, httpServer, path: '/graphql', schema, formatError, signingSecret })
+    : undefined;
+  const apollo = new ApolloServer<TContext>({
+    schema,
+    includeStacktraceInErrorResponses: false,
+    hideSchemaDetailsFromClientErrors: production,
+    formatError,
+    // runProcess decides the shutdown order; Apollo's own handler would re-raise the signal after stopping.
+    stopOnTerminationSignals: false,
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: shutdown.drainTimeoutMs }),
+      // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
+      ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
+      requestMetricsPlugin(registry, logger),
+      ...(production ? [ApolloServerPluginLandingPageDisabled()] : []),
+    ],
+    logger,
+  });
+  await apollo.start();
+
+  app.use((_req, res, next) => {
+    if (draining) res.setHeader('connection', 'close');
+    next();
+  });
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    if (draining) {
+      res.status(503).json({ status: 'draining' });
+      return;
+    }
+    try {
+      await Promise.all([db.ping(), options.checkReady?.()]);
+      res.json({ status: 'ready' });
+    } catch (error) {
+      logger.warn({ err: error }, 'not ready');
+      res.status(503).json({ status: 'unavailable' });
+    }
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+  // Only the gateway's signed operations (and other subgraphs' signed calls) reach Apollo Server when a signing secret
+  // is set: a direct call, `_service` and `_entities` included, is refused before anything reads it.
+  const requireSignature: express.RequestHandler = (req, res, next) => {
+    if (!signingSecret || (req.method === 'POST' && isSignedWith(signingSecret, (req.body ?? {}) as object))) {
+      next();
+      return;
+    }
+    logger.warn({ method: req.method }, 'refused a request the gateway did not sign');
+    const { message, extensions } = formatError(unsignedRequest().toJSON(), undefined);
+    res.status(403).json({ errors: [{ message, extensions }] });
+  };
+  app.use(
+    '/graphql',
+    express.json({ limit: '1mb' }),
+    requireSignature,
+    expressMiddleware(apollo, {
+      async context({ req }) {
+        try {
+          const authorization = req.headers.authorization;
+          const viewer = await viewerFromHeader(verifyToken, authorization);
+          return await options.createContext({ viewer, authorization });
+        } catch (error) {
+          if (!(error instanceof InvalidTokenError)) throw error;
+          throw new GraphQLError(error.message, {
+            extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
+          });
+        }
+      },
+    }),
+  );
+
+  return {
+    name: options.name,
+    shutdown,
+    beginDrain() {
+      draining = true;
+    },
+    listen(port, host = '0.0.0.0') {
+      return new Promise((resolve, reject) => {
+        httpServer.once('error', reject);
+        httpServer.listen(port, host, () => {
+          const address = httpServer.address() as AddressInfo;
+          const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
+          logger.info({ url }, `${options.name} subgraph listening`);
+          resolve(url);
+        });
+      });
+    },
+    async stop() {
+      draining = true;
+      await apollo.stop();
+      await options.close?.();
+      await db.close();
+      logger.info(`${options.name} subgraph stopped`);
+    },
+  };
+}

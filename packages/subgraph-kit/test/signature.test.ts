@@ -1,0 +1,44 @@
+// Signatures of subgraph operations: what our subgraphs check is exactly what Hive Gateway's own signing plugin
+// writes (its useHmacUpstreamSignature, run here on a real execution request), and nothing else passes.
+import { useHmacUpstreamSignature } from '@graphql-mesh/hmac-upstream-signature';
+import { parse, print, stripIgnoredCharacters } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { SIGNATURE_EXTENSION, isSignedWith, signOperation } from '../src/signature.js';
+
+const SECRET = 'signature-test-secret-of-32-characters!';
+const QUERY = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Product { id currentPrice } } }';
+
+/** What the gateway puts in a subgraph request's extensions for `query` and `variables`. */
+async function signedByTheGateway(query: string, variables?: Record<string, unknown>) {
+  const plugin = useHmacUpstreamSignature({ secret: SECRET });
+  const quiet = { debug() {}, child: () => quiet };
+  plugin.onYogaInit!({ yoga: { fetchAPI: globalThis } } as never);
+  const executionRequest: { document: ReturnType<typeof parse>; variables?: Record<string, unknown>; extensions?: Record<string, unknown> } = {
+    document: parse(query),
+    ...(variables ? { variables } : {}),
+  };
+  await plugin.onSubgraphExecute!({ subgraphName: 'catalog', subgraph: {}, executionRequest, log: quiet } as never);
+  // The query as Hive's HTTP and WebSocket transports send it (executor-common's defaultPrintFn).
+  return { query: stripIgnoredCharacters(print(executionRequest.document)), ...(variables ? { variables } : {}), extensions: executionRequest.extensions };
+}
+
+describe('subgraph operation signatures', () => {
+  it("accepts what Hive Gateway's signing plugin sends, with and without variables", async () => {
+    for (const variables of [{ r: [{ __typename: 'Product', id: 'UHJvZHVjdDox' }] }, undefined]) {
+      const sent = await signedByTheGateway(QUERY, variables);
+      expect(sent.extensions?.[SIGNATURE_EXTENSION]).toBe(signOperation(SECRET, sent));
+      expect(isSignedWith(SECRET, sent)).toBe(true);
+    }
+  });
+
+  it('refuses a missing, foreign, lifted or tampered signature', async () => {
+    const sent = await signedByTheGateway(QUERY, { r: [] });
+    expect(isSignedWith(SECRET, { query: sent.query, variables: sent.variables })).toBe(false);
+    expect(isSignedWith('another-secret-of-at-least-32-characters', sent)).toBe(false);
+    expect(isSignedWith(SECRET, { ...sent, query: '{ _service { sdl } }' })).toBe(false);
+    expect(isSignedWith(SECRET, { ...sent, variables: { r: [{ __typename: 'Product', id: 'x' }] } })).toBe(false);
+    expect(isSignedWith(SECRET, { ...sent, extensions: { [SIGNATURE_EXTENSION]: 'AAAA' } })).toBe(false);
+    expect(isSignedWith(SECRET, { ...sent, variables: ['not', 'an', 'object'] })).toBe(false);
+    expect(isSignedWith(SECRET, {})).toBe(false);
+  });
+});

@@ -1,0 +1,68 @@
+// The import rule of ARCHITECTURE.md, checked by dependency-cruiser (.dependency-cruiser.cjs) over the whole house,
+// and shown to refuse each kind of import it forbids in a small house of its own.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '@ordergraph/composition';
+
+const CONFIG = resolve(REPO_ROOT, '.dependency-cruiser.cjs');
+const depcruise = resolve(REPO_ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs');
+
+interface Violation {
+  from: string;
+  to: string;
+  rule: { name: string };
+}
+
+/** Cruises `paths` under `cwd` with the house's rules; the CLI exits non-zero on violations, which are the answer. */
+function violations(cwd: string, paths: string[]): Violation[] {
+  let output: string;
+  try {
+    output = execFileSync(process.execPath, [depcruise, '--config', CONFIG, '--output-type', 'json', ...paths], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    output = (error as { stdout: string }).stdout;
+  }
+  const result = JSON.parse(output) as { summary: { violations: Violation[]; totalCruised: number } };
+  expect(result.summary.totalCruised).toBeGreaterThan(0);
+  return result.summary.violations;
+}
+
+describe('what may import what', () => {
+  it('holds across packages, applications, tests, e2e, bench and scripts', () => {
+    expect(violations(REPO_ROOT, ['packages', 'services', 'gateway', 'e2e', 'test', 'bench', 'scripts'])).toEqual([]);
+  }, 120_000);
+
+  describe('refuses each import the rule forbids', () => {
+    const house = mkdtempSync(join(tmpdir(), 'ordergraph-imports-'));
+    afterAll(() => rmSync(house, { recursive: true, force: true }));
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(house, path)), { recursive: true });
+      writeFileSync(join(house, path), text);
+    };
+    symlinkSync(resolve(REPO_ROOT, 'node_modules'), join(house, 'node_modules'), 'dir');
+    write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }));
+    write('packages/core/src/index.ts', "import express from 'express';\nimport { kit } from '../../subgraph-kit/src/index.js';\nexport const core = [express, kit];\n");
+    write('packages/subgraph-kit/src/index.ts', "import { core } from '../../core/src/index.js';\nexport const kit = core;\n");
+    write('packages/store/src/index.ts', "import { service } from '../../../services/orders/src/server.js';\nexport const store = service;\n");
+    write('services/orders/src/server.ts', "import { gateway } from '../../../gateway/src/gateway.js';\nexport const service = gateway;\n");
+    write('gateway/src/gateway.ts', "import { store } from '../../packages/store/src/index.js';\nexport const gateway = store;\n");
+
+    it('names every broken rule', () => {
+      const found = violations(house, ['packages', 'services', 'gateway']).map((violation) => `${violation.rule.name}: ${violation.from} -> ${violation.to}`);
+      expect(found).toEqual(
+        expect.arrayContaining([
+          'core-imports-no-package-of-ours: packages/core/src/index.ts -> packages/subgraph-kit/src/index.ts',
+          expect.stringMatching(/^core-loads-no-server-or-driver: packages\/core\/src\/index.ts -> .*node_modules\/express\/index.js$/),
+          'store-imports-no-package-of-ours: packages/store/src/index.ts -> services/orders/src/server.ts',
+          'no-package-imports-an-application: packages/store/src/index.ts -> services/orders/src/server.ts',
+          'no-application-imports-another: services/orders/src/server.ts -> gateway/src/gateway.ts',
+          'gateway-loads-core-not-the-subgraph-kit-or-store: gateway/src/gateway.ts -> packages/store/src/index.ts',
+          'by-package-name-not-by-path: gateway/src/gateway.ts -> packages/store/src/index.ts',
+          'no-circular: packages/core/src/index.ts -> packages/subgraph-kit/src/index.ts',
+        ]),
+      );
+    }, 120_000);
+  });
+});

@@ -1,0 +1,109 @@
+// supergraph.yaml is the one list of subgraphs: in a temporary copy, a fourth subgraph is one more entry there plus
+// its own folder, and npm start's plan and the test kit's supergraph pick it up with nothing else edited.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { REPO_ROOT } from '@ordergraph/composition';
+import { toGlobalId } from '@ordergraph/core';
+import { graphql } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+import { startPlan } from '../scripts/start-plan.js';
+
+const copy = mkdtempSync(join(tmpdir(), 'ordergraph-fourth-'));
+const config = join(copy, 'supergraph.yaml');
+const REVIEWED = toGlobalId('Product', 'product-0000');
+
+/** The fourth subgraph's folder, shaped like the other three: a schema, a server module exporting `subgraph`, index.ts. */
+const REVIEWS = {
+  'src/schema.graphql': `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
+
+type Product @key(fields: "id") {
+  id: ID!
+  "Reviews written for the product."
+  reviewCount: Int!
+}
+`,
+  'src/server.ts': `import { readFileSync } from 'node:fs';
+import { createLogger, loadConfig, subgraphEnvSchema } from '@ordergraph/core';
+import { createSubgraphService, openSubgraphResources, type SubgraphModule } from '@ordergraph/subgraph-kit';
+
+const schema = subgraphEnvSchema({ port: 4004, database: 'ordergraph_reviews' });
+type ReviewsConfig = ReturnType<typeof schema.parse>;
+
+export const subgraph: SubgraphModule<ReviewsConfig> = {
+  loadConfig: (env = process.env) => loadConfig(schema, env),
+  async create(config, logger = createLogger('reviews', config.LOG_LEVEL), deps = {}) {
+    const resources = await openSubgraphResources('reviews', config, logger, deps.database);
+    const reviews = await resources.db.collection<{ _id: string; productId: string }>('reviews', []);
+    await reviews.insertMany([{ _id: 'r1', productId: '${REVIEWED}' }, { _id: 'r2', productId: '${REVIEWED}' }]);
+    const resolvers = {
+      Product: {
+        __resolveReference: (product: { id: string }) => product,
+        reviewCount: (product: { id: string }) => reviews.count({ productId: product.id }),
+      },
+    };
+    const typeDefs = readFileSync(new URL('./schema.graphql', import.meta.url), 'utf8');
+    return createSubgraphService({ name: 'reviews', typeDefs, resolvers, resources, createContext: () => ({}), logger });
+  },
+};
+`,
+  'src/index.ts': `import { createLogger, runProcess } from '@ordergraph/core';
+import { subgraph } from './server.js';
+
+const logger = createLogger('reviews');
+runProcess(logger, async () => {
+  const config = subgraph.loadConfig();
+  const service = await subgraph.create(config, logger);
+  await service.listen(config.PORT, config.HOST);
+  return service;
+});
+`,
+};
+
+beforeAll(() => {
+  // The repository's list, its schema paths made absolute, and one more entry.
+  const list = parseYaml(readFileSync(resolve(REPO_ROOT, 'supergraph.yaml'), 'utf8')) as { subgraphs: Record<string, { routing_url: string; schema: { file: string } }> };
+  for (const subgraph of Object.values(list.subgraphs)) subgraph.schema.file = resolve(REPO_ROOT, subgraph.schema.file);
+  list.subgraphs['reviews'] = { routing_url: 'http://localhost:4004/graphql', schema: { file: './services/reviews/src/schema.graphql' } };
+  writeFileSync(config, stringifyYaml(list));
+  for (const [path, text] of Object.entries(REVIEWS)) {
+    mkdirSync(join(copy, 'services/reviews', path, '..'), { recursive: true });
+    writeFileSync(join(copy, 'services/reviews', path), text);
+  }
+  // The copy's modules resolve our packages as the repository's own do.
+  symlinkSync(resolve(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+});
+afterAll(() => rmSync(copy, { recursive: true, force: true }));
+
+describe('a fourth subgraph: one entry in supergraph.yaml and its folder', () => {
+  it('is in npm start: its own port, its URL told to every other process', () => {
+    const plan = startPlan({}, config);
+    const reviews = plan.subgraphs.find((launch) => launch.name === 'reviews');
+    expect(reviews).toMatchObject({ port: 4004, entry: expect.stringMatching(/services\/reviews\/src\/index\.ts$/) });
+    expect(reviews!.env).toEqual({ USERS_URL: 'http://127.0.0.1:4001/graphql', ORDERS_URL: 'http://127.0.0.1:4002/graphql', CATALOG_URL: 'http://127.0.0.1:4003/graphql' });
+    for (const other of plan.subgraphs.filter((launch) => launch.name !== 'reviews')) expect(other.env['REVIEWS_URL']).toBe('http://127.0.0.1:4004/graphql');
+    expect(plan.gateway.env['SUBGRAPH_REVIEWS_URL']).toBe('http://127.0.0.1:4004/graphql');
+    expect(startPlan({ REVIEWS_PORT: '5004' }, config).subgraphs.find((launch) => launch.name === 'reviews')!.port).toBe(5004);
+  });
+
+  describe('in the test kit’s supergraph', () => {
+    let supergraph: Supergraph;
+    beforeAll(async () => {
+      supergraph = await startSupergraph({ config });
+    }, 120_000);
+    afterAll(() => supergraph?.stop());
+
+    it('is started, composed and asked by the gateway beside the other three', async () => {
+      expect(Object.keys(supergraph.subgraphs).sort()).toEqual(['catalog', 'orders', 'reviews', 'users']);
+      const { body } = await graphql(supergraph.url, `{ products(limit: 2) { id name reviewCount } }`);
+      expect(body.errors).toBeUndefined();
+      const [first, second] = body.data!['products'] as { id: string; name: string; reviewCount: number }[];
+      expect(first).toMatchObject({ id: REVIEWED, reviewCount: 2 });
+      expect(first!.name).toEqual(expect.any(String));
+      expect(second!.reviewCount).toBe(0);
+      expect(await supergraph.storeCalls('reviews', { operation: 'count' })).toBe(2);
+    });
+  });
+});
