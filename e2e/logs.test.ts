@@ -2,7 +2,8 @@
 // ANSI colour, no credential even at debug level, and every line about a request carrying its ID, which the client
 // gets back in the x-request-id header and in every error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { token } from '@ordergraph/testkit';
+import { WebSocket } from 'ws';
+import { token, wsClient } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
@@ -53,6 +54,51 @@ describe('request IDs', () => {
     expect(notFound.requestId).toBeTruthy();
     expect(notFound.body.errors?.length).toBeGreaterThan(0);
     for (const error of notFound.body.errors!) expect(error.extensions['requestId']).toBe(notFound.requestId);
+  });
+});
+
+type Result = { errors?: { extensions: Record<string, unknown> }[] };
+
+describe('request IDs over WebSocket', () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+  it('gives the connection one, returned in the handshake: the client\'s when well-formed, else a new one', async () => {
+    const handshake = async (headers: Record<string, string>) => {
+      const socket = new WebSocket(supergraph.url.replace(/^http/, 'ws'), 'graphql-transport-ws', { headers });
+      const upgraded = await new Promise<{ headers: Record<string, unknown> }>((resolve, reject) => socket.once('upgrade', resolve).once('error', reject));
+      socket.close();
+      return upgraded.headers['x-request-id'];
+    };
+    expect(await handshake({ 'x-request-id': 'client-socket-0001' })).toBe('client-socket-0001');
+    expect(await handshake({ 'x-request-id': 'has spaces in it' })).toMatch(UUID);
+  });
+
+  it('runs every operation of the connection under it: in its errors and in every process\'s log lines', async () => {
+    const id = 'client-socket-0002';
+    const client = wsClient(supergraph.url, { token: bearer, headers: { 'x-request-id': id } });
+    // The first result as the client gets it (the test kit's streams drop request IDs); a refusal rejects with its errors.
+    const first = async (query: string): Promise<Result> => {
+      const results = client.iterate({ query });
+      try {
+        return (await results.next()).value as Result;
+      } catch (errors) {
+        return { errors: errors as Result['errors'] };
+      } finally {
+        await results.return?.();
+      }
+    };
+    try {
+      const invalid = await first('{ noSuchField }');
+      expect(invalid.errors?.[0]?.extensions['requestId']).toBe(id);
+      const notFound = await first('{ order(id: "T3JkZXI6bm9uZQ") { id } }');
+      expect(notFound.errors?.length).toBeGreaterThan(0);
+      for (const error of notFound.errors!) expect(error.extensions['requestId']).toBe(id);
+      expect((await first('{ search(query: "lamp") { __typename } }')).errors).toBeUndefined();
+    } finally {
+      await client.dispose();
+    }
+    const about = parsed().filter((line) => line.requestId === id);
+    expect(new Set(about.filter((line) => line.msg === 'graphql request').map((line) => line.service))).toEqual(new Set(['users', 'orders', 'catalog']));
   });
 });
 

@@ -106,11 +106,6 @@ export function createErrorPolicy({ production }: { production: boolean }) {
   };
 }
 
-/**
- * Applies the policy to every error of a response: yoga masks execution errors and thrown request errors through
- * `maskedErrors.maskError` (the same policy), but validation errors and results set by plugins reach the client
- * without a mask, so they are cleaned here.
- */
 /** The request's ID, for an error's extensions, so a client's report names the log lines to read. */
 const requestIdExtension = (): { requestId?: string } => {
   const requestId = currentRequest()?.requestId;
@@ -124,6 +119,11 @@ const withRequestId = (error: GraphQLError): GraphQLError => {
   return new GraphQLError(error.message, { nodes, source, positions, path, originalError, extensions: { ...error.extensions, ...extension } });
 };
 
+/**
+ * Applies the policy to every error of a response: yoga masks execution errors and thrown request errors through
+ * `maskedErrors.maskError` (the same policy), but validation errors and results set by plugins reach the client
+ * without a mask, so they are cleaned here.
+ */
 export function useErrorPolicy(publicError: (error: unknown) => GraphQLError): GatewayPlugin {
   const cleaned = <R extends object>(result: R): R => {
     if (!('errors' in result) || !Array.isArray(result.errors) || result.errors.length === 0) return result;
@@ -146,19 +146,20 @@ const YOGA_INTERNAL_EXTENSIONS = ['http', 'unexpected'];
  * would over HTTP.
  */
 export function createWebSocketFormatter(publicError: (error: unknown) => GraphQLError) {
-  const formatError = (error: unknown): GraphQLFormattedError => {
+  /** `requestId`: the operation's, where no request context is active (a WebSocket connection's messages). */
+  const formatError = (error: unknown, requestId = currentRequest()?.requestId): GraphQLFormattedError => {
     const { extensions, ...formatted } = publicError(error).toJSON();
     const kept = Object.fromEntries(Object.entries(extensions ?? {}).filter(([name]) => !YOGA_INTERNAL_EXTENSIONS.includes(name)));
-    return { ...formatted, extensions: kept };
+    return { ...formatted, extensions: requestId ? { ...kept, requestId } : kept };
   };
   return {
     formatError,
-    formatResult(result: ExecutionResult): FormattedExecutionResult {
+    formatResult(result: ExecutionResult, requestId?: string): FormattedExecutionResult {
       const { errors, extensions, ...rest } = result;
       const { http: _http, ...kept } = extensions ?? {};
       return {
         ...rest,
-        ...(errors?.length ? { errors: errors.map(formatError) } : {}),
+        ...(errors?.length ? { errors: errors.map((error) => formatError(error, requestId)) } : {}),
         ...(Object.keys(kept).length ? { extensions: kept } : {}),
       };
     },

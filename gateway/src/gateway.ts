@@ -35,7 +35,7 @@ import { corsPolicy, securityHeaders, useResponseHeaders } from './response-head
 import { openSharedState } from './shared-state.js';
 import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
 import { upstreams, useReadinessReport } from './upstream.js';
-import { serveWebSockets } from './websocket.js';
+import { serveWebSockets, useConnectionRequestIds } from './websocket.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
 export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
@@ -132,6 +132,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       ...subgraphCalls.plugins,
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
       useResponseHeaders(),
+      useConnectionRequestIds(),
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },

@@ -4,6 +4,7 @@
 // final boundary when the stream ends. A client that goes away ends the stream, and its upstream subscription.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
+import { REQUEST_ID_HEADER } from '@ordergraph/core';
 
 const BOUNDARY = 'graphql';
 export const MULTIPART_SUBSCRIPTION_TYPE = `multipart/mixed;boundary="${BOUNDARY}";subscriptionSpec=1.0`;
@@ -53,12 +54,16 @@ function multipartResponse(events: AsyncIterable<ExecutionResult>, fetchAPI: Fet
 }
 
 /** `format`: what a result looks like to a client (the error policy, without yoga's internal extensions). */
-export function useMultipartSubscriptions(format: (result: ExecutionResult) => FormattedExecutionResult): GatewayPlugin {
+export function useMultipartSubscriptions(format: (result: ExecutionResult, requestId?: string) => FormattedExecutionResult): GatewayPlugin {
   return {
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
       if (resultProcessor || !(typeof result === 'object' && Symbol.asyncIterator in result) || !acceptsMultipartSubscription(request)) return;
       setResultProcessor(
-        (events, fetchAPI) => multipartResponse(events as AsyncIterable<ExecutionResult>, fetchAPI as unknown as FetchAPI, format),
+        (events, fetchAPI) => {
+          // The stream outlives the request's async context: each part's errors name the request explicitly.
+          const requestId = request.headers.get(REQUEST_ID_HEADER) ?? undefined;
+          return multipartResponse(events as AsyncIterable<ExecutionResult>, fetchAPI as unknown as FetchAPI, (result) => format(result, requestId));
+        },
         'multipart/mixed',
       );
     },

@@ -7,12 +7,16 @@
 // operation's result, shaped by the same error policy: the connection and its other subscriptions carry on.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
+import { getGraphQLWSOptions, type GatewayPlugin, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import {
+  currentRequest,
   ErrorCode,
   InvalidTokenError,
+  REQUEST_ID_HEADER,
+  requestIdFrom,
   viewerFromHeader,
   websocketAuthentication,
+  withRequest,
   type Logger,
   type TokenVerifier,
 } from '@ordergraph/core';
@@ -62,6 +66,23 @@ function requestHeaders(request: http.IncomingMessage, authorization: string | u
   return headers;
 }
 
+/**
+ * Subgraph calls of a WebSocket operation carry the connection's request ID: the runtime's useRequestId notes a
+ * request's ID in its onRequest, which WebSocket operations skip.
+ */
+export function useConnectionRequestIds(): GatewayPlugin {
+  return {
+    onFetch({ options, setOptions }) {
+      const requestId = currentRequest()?.requestId;
+      const headers = options.headers as Record<string, string> | undefined;
+      if (requestId && !headers?.[REQUEST_ID_HEADER]) setOptions({ ...options, headers: { ...headers, [REQUEST_ID_HEADER]: requestId } });
+    },
+  };
+}
+
+/** The connection's request ID, given to its handshake by onUpgrade: every operation on it runs under that ID. */
+const requestIdOf = (request: http.IncomingMessage) => request.headers[REQUEST_ID_HEADER] as string;
+
 function offeredProtocols(request: http.IncomingMessage): string[] {
   return (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
 }
@@ -79,23 +100,24 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
   const { formatError, formatResult } = createWebSocketFormatter(settings.publicError);
   // The runtime throws what its plugins refuse before execution (a rate limit, a persisted query); graphql-ws would
   // close the whole connection on a throw (4500). The refusal is the operation's result instead, as over HTTP.
-  const refusalsAsResults = (operate: NonNullable<ServerOptions['execute']>) => async (args: ExecutionArgs) => {
-    try {
-      return await operate(args);
-    } catch (error) {
-      const refusal = settings.publicError(error);
-      if (refusal.extensions['code'] === ErrorCode.INTERNAL_SERVER_ERROR) settings.logger.error({ err: error }, 'websocket operation failed');
-      return { errors: [refusal] };
-    }
-  };
+  const refusalsAsResults = (operate: NonNullable<ServerOptions['execute']>) => (args: ExecutionArgs) =>
+    withRequest(requestIdOf((args.contextValue as { req: http.IncomingMessage }).req), async () => {
+      try {
+        return await operate(args);
+      } catch (error) {
+        const refusal = settings.publicError(error);
+        if (refusal.extensions['code'] === ErrorCode.INTERNAL_SERVER_ERROR) settings.logger.error({ err: error }, 'websocket operation failed');
+        return { errors: [refusal] };
+      }
+    });
   const options: ServerOptions<Record<string, unknown> | undefined, Extra> = {
     ...runtimeOptions,
     execute: refusalsAsResults(runtimeOptions.execute!),
     subscribe: refusalsAsResults(runtimeOptions.subscribe!),
     connectionInitWaitTimeout: settings.connectionInitWaitTimeoutMs,
     onConnect: authentication.onConnect,
-    onNext: (_ctx, _id, _payload, _args, result) => formatResult(result),
-    onError: (_ctx, _id, _payload, errors) => errors.map(formatError),
+    onNext: (ctx, _id, _payload, _args, result) => formatResult(result, requestIdOf(ctx.extra.request)),
+    onError: (ctx, _id, _payload, errors) => errors.map((error) => formatError(error, requestIdOf(ctx.extra.request))),
     async onSubscribe(ctx, id, payload) {
       // Each operation is authenticated when it starts, as an HTTP request is: a token that has expired since
       // connection_init closes the connection (4403), for the client to reconnect with a fresh one.
@@ -120,6 +142,10 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
   const current = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES });
   const server = useServer(options, current, settings.keepAliveMs);
   const legacy = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES, handleProtocols: () => DEPRECATED_GRAPHQL_WS_PROTOCOL });
+  // The handshake's answer names the connection's request ID, as an HTTP response does.
+  const returnRequestId = (headers: string[], request: http.IncomingMessage) => headers.push(`${REQUEST_ID_HEADER}: ${requestIdOf(request)}`);
+  current.on('headers', returnRequestId);
+  legacy.on('headers', returnRequestId);
   legacy.on('connection', (socket, request) => current.emit('connection', new LegacyProtocolSocket(socket), request));
 
   const onUpgrade = (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -127,6 +153,9 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       return;
     }
+    // One ID for the connection (the client's when well-formed): its operations' log lines, subgraph calls and errors
+    // carry it.
+    request.headers[REQUEST_ID_HEADER] = requestIdFrom(request.headers[REQUEST_ID_HEADER] as string | undefined);
     // graphql-transport-ws when offered (graphql-ws refuses any other subprotocol with 4406); the legacy one otherwise.
     const protocols = offeredProtocols(request);
     const target =

@@ -14,6 +14,8 @@ export interface WsClientOptions {
   token?: string;
   /** Where the token goes: the connection_init payload (default) or the handshake's Authorization header. */
   via?: 'payload' | 'header';
+  /** More headers for the handshake (an x-request-id, say). */
+  headers?: Record<string, string>;
   /** Called with the socket once it is open (to cut it abruptly, say). */
   onOpened?: (socket: WebSocket) => void;
   /** Called with the close event when the connection closes. */
@@ -23,7 +25,10 @@ export interface WsClientOptions {
 /** A graphql-ws client (subprotocol graphql-transport-ws) that never retries, so a refusal shows as it is. */
 export function wsClient(url: string, options: WsClientOptions = {}): WsClient {
   const authorization = options.token ? `Bearer ${options.token}` : undefined;
-  const headers = options.via === 'header' && authorization ? { authorization } : undefined;
+  const headers =
+    (options.via === 'header' && authorization) || options.headers
+      ? { ...options.headers, ...(options.via === 'header' && authorization ? { authorization } : {}) }
+      : undefined;
   return createWsClient({
     url: toWsUrl(url),
     webSocketImpl: headers
