@@ -13,7 +13,7 @@ import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/composition';
-import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
+import { graphql, readCounter, sseClient, subscribe, token, waitFor, wsClient, type GraphQLResponse } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const productId = toGlobalId('Product', 'product-0001');
@@ -21,7 +21,7 @@ const productId = toGlobalId('Product', 'product-0001');
 const PATIENCE = { timeout: 20_000 };
 const aliceId = toGlobalId('User', 'user-0001');
 
-/** A release of the reviews subgraph; version 2 adds Product.ratingCount. `rateProduct` waits for `gate`. */
+/** A release of the reviews subgraph; version 2 adds Product.ratingCount. `rateProduct` waits for `gate`, but for a one-star probe. */
 async function startReviews(version: 1 | 2, gate: Promise<void> = Promise.resolve()) {
   const typeDefs = `
     extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
@@ -33,6 +33,7 @@ async function startReviews(version: 1 | 2, gate: Promise<void> = Promise.resolv
     type Mutation { rateProduct(id: ID!, stars: Int!): Product! }
   `;
   let started = 0;
+  let probed = 0;
   const product = (id: string) => ({ id, rating: 4.5, ratingCount: 2 });
   const server = new ApolloServer({
     schema: buildSubgraphSchema([
@@ -41,7 +42,12 @@ async function startReviews(version: 1 | 2, gate: Promise<void> = Promise.resolv
         resolvers: {
           Product: { __resolveReference: ({ id }: { id: string }) => product(id) },
           Mutation: {
-            rateProduct: async (_: unknown, { id }: { id: string }) => {
+            rateProduct: async (_: unknown, { id, stars }: { id: string; stars: number }) => {
+              // One star is a probe: it tells the test that this release is live, and never waits.
+              if (stars === 1) {
+                probed++;
+                return product(id);
+              }
               started++;
               await gate;
               return product(id);
@@ -53,13 +59,14 @@ async function startReviews(version: 1 | 2, gate: Promise<void> = Promise.resolv
     plugins: [ApolloServerPluginInlineTraceDisabled()],
   });
   const { url } = await startStandaloneServer(server, { listen: { port: 0, host: '127.0.0.1' } });
-  return { typeDefs, url, stop: () => server.stop(), started: () => started };
+  return { typeDefs, url, stop: () => server.stop(), started: () => started, probed: () => probed };
 }
 
 let supergraph: Supergraph;
 let dir: string;
 let file: string;
 let alice: string;
+let admin: string;
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
@@ -68,6 +75,7 @@ beforeAll(async () => {
   // A short poll interval keeps the test quick; deployments use the 10 s default.
   supergraph = await startSupergraph({ supergraphFile: file, gatewayEnv: { SUPERGRAPH_POLL_INTERVAL: '50' } });
   alice = await token('USER', 'user-0001');
+  admin = await token('ADMIN', 'user-0000');
 });
 afterAll(async () => {
   await supergraph?.stop();
@@ -87,6 +95,17 @@ async function waitUntilQueryable(field: string) {
     async () => {
       const { body } = await graphql(supergraph.url, `query ($id: ID!) { product(id: $id) { ${field} } }`, { variables: { id: productId } });
       expect(body.errors).toBeUndefined();
+    },
+    { ...PATIENCE, interval: 25 },
+  );
+}
+
+/** Probes until a release is live: another with the same fields may be (a previous test's). */
+async function waitUntilLive(release: { probed(): number }) {
+  await vi.waitFor(
+    async () => {
+      await graphql(supergraph.url, `mutation ($id: ID!) { rateProduct(id: $id, stars: 1) { id } }`, { variables: { id: productId }, token: alice });
+      expect(release.probed()).toBeGreaterThan(0);
     },
     { ...PATIENCE, interval: 25 },
   );
@@ -149,7 +168,7 @@ describe('supergraph hot reload', () => {
     const v1 = await startReviews(1, gate);
     stops.push(v1.stop);
     deploy(v1);
-    await waitUntilQueryable('rating');
+    await waitUntilLive(v1);
 
     // Three mutations start and wait inside reviews v1.
     const RATE = `mutation ($id: ID!) { rateProduct(id: $id, stars: 5) { id name rating } }`;
@@ -166,6 +185,50 @@ describe('supergraph hot reload', () => {
     for (const { status, body } of await Promise.all(inFlight)) {
       expect(status).toBe(200);
       expect(body).toEqual({ data: { rateProduct: { id: productId, name: expect.any(String), rating: 4.5 } } });
+    }
+  });
+
+  it('ends subscriptions open across a reload with SUBSCRIPTION_SCHEMA_RELOAD, over graphql-ws and SSE; subscribed again, they get events', async () => {
+    const active = (url: string) => readCounter(url.replace(/\/graphql$/, '/metrics'), 'graphql_active_subscriptions');
+    const ordersUrl = supergraph.subgraphUrl('orders');
+    const open = async (expected: number) => {
+      await waitFor(async () => (await active(supergraph.url)) === expected && (await active(ordersUrl)) === expected, `${expected} open subscriptions`);
+    };
+    const NEW_ORDER = 'subscription { newOrderCreated { id items { product { name } } } }';
+    const clients = [wsClient(supergraph.url, { token: admin }), sseClient(supergraph.url, { token: admin })];
+    try {
+      const before = clients.map((client) => subscribe(client, NEW_ORDER));
+      await open(2);
+
+      const reviews = await startReviews(2);
+      stops.push(reviews.stop);
+      deploy(reviews);
+      // The gateway reads its file again when a request comes after the poll interval.
+      await waitUntilLive(reviews);
+      for (const stream of before) {
+        // One last result that says why, then the stream completes (it does not fail: the client decides).
+        expect(await stream.ended).toBeUndefined();
+        expect(stream.results).toEqual([
+          { errors: [{ message: 'The gateway switched to a new supergraph; subscribe again', extensions: { code: 'SUBSCRIPTION_SCHEMA_RELOAD' } }] },
+        ]);
+      }
+      // Nothing stays open upstream on the previous supergraph's connections.
+      await open(0);
+
+      const after = clients.map((client) => subscribe(client, NEW_ORDER));
+      await open(2);
+      const created = await graphql(supergraph.url, `mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id } }`, {
+        variables: { input: { items: [{ productId, quantity: 1 }] } },
+        token: alice,
+      });
+      const { id } = created.body.data!['createOrder'] as { id: string };
+      for (const stream of after) {
+        const [event] = await stream.received(1);
+        expect(event!.data!['newOrderCreated']).toEqual({ id, items: [{ product: { name: expect.any(String) } }] });
+        await stream.close();
+      }
+    } finally {
+      for (const client of clients) await client.dispose();
     }
   });
 });

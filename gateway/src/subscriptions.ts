@@ -1,5 +1,5 @@
-// Subscriptions through the gateway: how they reach the subgraph that serves them, the gauge of open streams, when a
-// stream ends because its caller's token has expired, and what shutdown does to Server-Sent Events streams.
+// Subscriptions through the gateway: how they reach the subgraph that serves them, the gauge of open streams, and how
+// a stream ends when its caller's token expires, when the supergraph changes and when the gateway shuts down.
 import type { Socket } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
@@ -91,6 +91,18 @@ function acceptsEventStream(request: Request): boolean {
 /** Whether an HTTP request accepts a stream in a form the gateway serves: an event stream or Apollo's multipart. */
 const acceptsStream = (request: Request) => acceptsEventStream(request) || acceptsMultipartSubscription(request);
 
+/**
+ * What a stream open across a supergraph reload ends with: the runtime disposes the previous supergraph's upstream
+ * connections, which would end it with a bare `complete` the client cannot tell from the source's end.
+ */
+const schemaReloaded = (): ExecutionResult => ({
+  errors: [
+    new GraphQLError('The gateway switched to a new supergraph; subscribe again', { extensions: { code: ErrorCode.SUBSCRIPTION_SCHEMA_RELOAD } }),
+  ],
+});
+
+type EndStream = (last: ExecutionResult, reason: string) => void;
+
 const notAcceptable = () =>
   new GraphQLError(`Subscriptions over HTTP are served as text/event-stream or ${MULTIPART_SUBSCRIPTION_TYPE} (or over WebSocket)`, {
     extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406, headers: { accept: `text/event-stream, ${MULTIPART_SUBSCRIPTION_TYPE}` } } },
@@ -112,8 +124,21 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
     registers: [registry],
   });
   const tooSlow = new GraphQLError(SLOW_SUBSCRIBER_CLOSE.reason, { extensions: { code: ErrorCode.SUBSCRIBER_TOO_SLOW } });
+  // Every open stream, to end with SUBSCRIPTION_SCHEMA_RELOAD when the supergraph changes; `supergraphs` counts the
+  // changes, so a stream subscribed on the previous supergraph but started after the change ends at once too.
+  const open = new Set<EndStream>();
+  let served: unknown;
+  let supergraphs = 0;
   return {
     plugin: {
+      onSchemaChange({ schema }) {
+        if (schema === served) return;
+        if (served !== undefined) {
+          supergraphs++;
+          for (const end of open) end(schemaReloaded(), 'reload');
+        }
+        served = schema;
+      },
       onSubscribe: ({ context, setResultAndStopExecution }) => {
         // Refused before it is started: yoga would subscribe upstream first and only then find it cannot answer (406).
         const transport = context as HttpContext;
@@ -121,6 +146,7 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
           setResultAndStopExecution({ errors: [notAcceptable()] });
           return undefined;
         }
+        const subscribedOn = supergraphs;
         return {
           onSubscribeResult({ result, setResult }) {
             if (!(Symbol.asyncIterator in result)) return;
@@ -129,7 +155,15 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
             const overHttp = request && !webSocket ? (acceptsEventStream(request) ? 'sse' : 'multipart') : undefined;
             const socket = overHttp ? req?.socket : undefined;
             if (socket) eventStreams.add(socket);
-            const onEnd = () => socket && eventStreams.delete(socket);
+            let endStream: EndStream | undefined;
+            const onStart = (end: EndStream) => {
+              if (subscribedOn !== supergraphs) end(schemaReloaded(), 'reload');
+              else open.add((endStream = end));
+            };
+            const onEnd = () => {
+              if (socket) eventStreams.delete(socket);
+              if (endStream) open.delete(endStream);
+            };
             // The connection carries nothing the subscriber reads any more: it goes, with every stream on it.
             const onOverflow = () => {
               const transport = overHttp ?? 'websocket';
@@ -139,7 +173,7 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
               else webSocket?.close(SLOW_SUBSCRIBER_CLOSE.code, SLOW_SUBSCRIBER_CLOSE.reason);
             };
             const overflow = { maxPending: limits.maxPendingEvents, error: tooSlow, onOverflow };
-            setResult(trackSubscription(result, gauge, { onEnd, mapError, overflow, ...tokenDeadline(request) }));
+            setResult(trackSubscription(result, gauge, { onStart, onEnd, mapError, overflow, ...tokenDeadline(request) }));
             // The Rust planner's executor reports an upstream that failed mid-stream as an event's error, not a throw.
             return {
               onNext({ result: event, setResult: setEvent }) {

@@ -38,6 +38,8 @@ export const ErrorCode = {
   GATEWAY_TIMEOUT: 'GATEWAY_TIMEOUT',
   // A subscriber that stopped reading its events was disconnected.
   SUBSCRIBER_TOO_SLOW: 'SUBSCRIBER_TOO_SLOW',
+  // The gateway switched to a new supergraph: the subscription ended, and the client subscribes again (Apollo Router's code).
+  SUBSCRIPTION_SCHEMA_RELOAD: 'SUBSCRIPTION_SCHEMA_RELOAD',
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -21,7 +21,7 @@ export function subscriptionMetrics(registry: Registry): SubscriptionMetrics {
     started: new Counter({ name: 'graphql_subscriptions_started_total', help: 'Subscription streams started', registers: [registry] }),
     ended: new Counter({
       name: 'graphql_subscriptions_ended_total',
-      help: 'Subscription streams ended, by reason: complete (the source ended), client (the client left), error, expired (its token did)',
+      help: 'Subscription streams ended, by reason: complete (the source ended), client (the client left), error, expired (its token did), reload (the supergraph changed)',
       labelNames: ['reason'],
       registers: [registry],
     }),
@@ -36,6 +36,11 @@ export interface TrackOptions<T> {
   /** Ends the stream at `at` (ms since the epoch), `last` being its final value: when the caller's token expires. */
   deadline?: { at: number; last: T };
   /**
+   * Called as the stream starts with a function that ends it at once, `last` being its final value and `reason` what
+   * graphql_subscriptions_ended_total counts it under (a supergraph reload, say).
+   */
+  onStart?: (end: (last: T, reason: string) => void) => void;
+  /**
    * A consumer that has not taken this many events while more arrive is too slow: the stream fails with
    * `overflow.error` (and `overflow.onOverflow` cuts its transport) instead of holding events for it without bound.
    * Without it, the stream reads the source only as fast as the consumer takes events.
@@ -45,9 +50,9 @@ export interface TrackOptions<T> {
 
 /** setTimeout's longest delay; a deadline further away than this (about 24 days) is not watched. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
-const DEADLINE = Symbol('deadline');
+const ENDED = Symbol('ended');
 const STOPPED = Symbol('stopped');
-type Interruption = typeof DEADLINE | typeof STOPPED;
+type Interruption = typeof ENDED | typeof STOPPED;
 
 /**
  * Races each wait of a stream with the stream's end, listening to the end once per stream. Promise.race([next, stop])
@@ -86,8 +91,15 @@ export function trackSubscription<T>(source: AsyncIterable<T>, metrics: Subscrip
     const release = stop.then(() => iterator.return?.()).catch(() => undefined);
     const ending = interruptible();
     void stop.then(() => ending.interrupt(STOPPED));
-    const delay = options.deadline ? Math.max(0, options.deadline.at - Date.now()) : Infinity;
-    const timer = delay <= MAX_TIMER_DELAY_MS ? setTimeout(() => ending.interrupt(DEADLINE), delay) : undefined;
+    let last: { value: T; reason: string } | undefined;
+    const end = (value: T, why: string) => {
+      last ??= { value, reason: why };
+      ending.interrupt(ENDED);
+    };
+    const { deadline } = options;
+    const delay = deadline ? Math.max(0, deadline.at - Date.now()) : Infinity;
+    const timer = deadline && delay <= MAX_TIMER_DELAY_MS ? setTimeout(() => end(deadline.last, 'expired'), delay) : undefined;
+    options.onStart?.(end);
     let pending = 0; // events pushed that the consumer has not taken yet
     try {
       for (;;) {
@@ -97,9 +109,9 @@ export function trackSubscription<T>(source: AsyncIterable<T>, metrics: Subscrip
           reason = 'error';
           throw options.mapError ? options.mapError(error) : error;
         });
-        if (result === DEADLINE) {
-          reason = 'expired';
-          await push(options.deadline!.last);
+        if (result === ENDED) {
+          reason = last!.reason;
+          await push(last!.value);
           return;
         }
         if (result === STOPPED) return;
