@@ -33,8 +33,8 @@ import { useMetrics } from './metrics.js';
 import { useMultipartSubscriptions } from './multipart.js';
 import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
 import { openSharedState } from './shared-state.js';
-import { SUBSCRIPTION_TRANSPORT, subscriptionTracking } from './subscriptions.js';
-import { upstreams, useReadinessReport } from './upstream.js';
+import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
+import { upstreams, useQueryCancellation, useReadinessReport } from './upstream.js';
 import { serveWebSockets, useConnectionRequestIds } from './websocket.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
@@ -70,7 +70,9 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const transportEntries = Object.fromEntries(
     Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
   );
-  Object.assign(transportEntries, SUBSCRIPTION_TRANSPORT);
+  // Identical queries in flight are shared by useQueryCancellation (upstream.ts), which can also cancel them; not by
+  // the HTTP executor, whose sharing cannot.
+  Object.assign(transportEntries, { '*.http': { options: { ...SUBSCRIPTION_TRANSPORT_OPTIONS, deduplicateInflightRequests: false } } });
 
   const shared = openSharedState(redisTarget(config), logger, production, registry);
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
@@ -130,6 +132,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useQueryPlanInspection(),
       ...edge,
       ...subgraphCalls.plugins,
+      useQueryCancellation(),
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
       useResponseHeaders(),
       useConnectionRequestIds(),

@@ -17,19 +17,14 @@ import type { WebSocket } from 'ws';
 import { MULTIPART_SUBSCRIPTION_TYPE, acceptsMultipartSubscription } from './multipart.js';
 
 /**
- * Transport additions for every HTTP subgraph: subscription operations go over graphql-ws to the subgraph's own
- * /graphql (its HTTP location as ws://), with the caller's Authorization in connection_init for the subgraph to
- * verify. Callers with the same credential share one upstream connection; it closes once their last subscription
- * ends.
+ * The HTTP transport's option for subscriptions: they go over graphql-ws to the subgraph's own /graphql (its HTTP
+ * location as ws://), with the caller's Authorization in connection_init for the subgraph to verify. Callers with the
+ * same credential share one upstream connection; it closes once their last subscription ends.
  */
-export const SUBSCRIPTION_TRANSPORT = {
-  '*.http': {
-    options: {
-      subscriptions: {
-        kind: 'ws',
-        options: { connectionParams: { Authorization: '{context.headers.authorization}' } },
-      },
-    },
+export const SUBSCRIPTION_TRANSPORT_OPTIONS = {
+  subscriptions: {
+    kind: 'ws',
+    options: { connectionParams: { Authorization: '{context.headers.authorization}' } },
   },
 };
 

@@ -120,6 +120,107 @@ function useSubgraphTimeout(timeoutOf: (subgraph: string, document: DocumentNode
   };
 }
 
+/** Headers that differ between identical calls (set per request at fetch time) and so do not tell calls apart. */
+const PER_REQUEST_HEADERS = new Set(['x-request-id', 'traceparent', 'tracestate', 'baggage']);
+
+function sharingKey(url: string, init: RequestInit): string | undefined {
+  if (typeof init.body !== 'string') return undefined;
+  const headers = Object.entries((init.headers ?? {}) as Record<string, string>).filter(([name]) => !PER_REQUEST_HEADERS.has(name.toLowerCase()));
+  return `${url}|${init.method ?? 'POST'}|${init.body}|${JSON.stringify(headers)}`;
+}
+
+/** Settles as `promise` does, or rejects with the reason of the first of `signals` to abort; leaves no listener behind. */
+function unlessAborted<T>(promise: Promise<T>, signals: AbortSignal[]): Promise<T> {
+  const aborted = signals.find((signal) => signal.aborted);
+  if (aborted) return Promise.reject(aborted.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = function (this: AbortSignal) {
+      release();
+      reject(this.reason);
+    };
+    const release = () => signals.forEach((signal) => signal.removeEventListener('abort', onAbort));
+    signals.forEach((signal) => signal.addEventListener('abort', onAbort, { once: true }));
+    promise.then(
+      (value) => (release(), resolve(value)),
+      (error: unknown) => (release(), reject(error)),
+    );
+  });
+}
+
+/** A subgraph's answer read once, for each caller that shares it to get a Response of its own. */
+interface SharedAnswer {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  body: string;
+}
+
+interface SharedCall {
+  answer: Promise<SharedAnswer>;
+  callers: number;
+  settled: boolean;
+  controller: AbortController;
+}
+
+/** The reason a shared call is aborted with once every caller has gone. */
+const EVERY_CALLER_LEFT = Object.freeze(new Error('every caller of this subgraph call has gone'));
+
+/**
+ * Queries whose clients have all gone are cancelled at their subgraphs, and identical queries in flight at the same
+ * time are sent once and share the answer. Hand-written: the HTTP executor's own sharing (deduplicateInflightRequests,
+ * turned off for this) sends the shared call with its first caller's signal, so that caller leaving would fail the
+ * answer of every other; here a shared call is cancelled only when each of its callers has left or timed out.
+ * Mutations are never cancelled: a write the client stopped waiting for still completes.
+ */
+export function useQueryCancellation(): GatewayPlugin {
+  const calls = new Map<string, SharedCall>();
+  const start = (fetchFn: typeof fetch, url: string, init: RequestInit, key: string): SharedCall => {
+    const controller = new AbortController();
+    const call: SharedCall = {
+      callers: 0,
+      settled: false,
+      controller,
+      answer: fetchFn(url, { ...init, signal: controller.signal }).then(async (response) => ({
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+        body: await response.text(),
+      })),
+    };
+    call.answer
+      .finally(() => {
+        call.settled = true;
+        if (calls.get(key) === call) calls.delete(key);
+      })
+      .catch(() => undefined); // each caller sees the failure through its own await
+    calls.set(key, call);
+    return call;
+  };
+  return {
+    onFetch({ url, options, context, executionRequest, fetchFn, setFetchFn }) {
+      if (!executionRequest || !hasOperation(executionRequest.document, 'query')) return;
+      // The client's request is aborted when its connection closes before the answer (an HTTP request; a WebSocket
+      // operation has no such signal).
+      const client = (context as { request?: Request } | undefined)?.request?.signal;
+      if (sharingKey(url, options as RequestInit) === undefined) return;
+      setFetchFn((async (target: string, init: RequestInit = {}, ...rest: unknown[]) => {
+        const key = sharingKey(target, init)!;
+        const call = calls.get(key) ?? start((input, request) => (fetchFn as (...args: unknown[]) => Promise<Response>)(input, request, ...rest), target, init, key);
+        call.callers++;
+        try {
+          const answer = await unlessAborted(call.answer, [init.signal, client].filter((signal): signal is AbortSignal => !!signal));
+          return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+        } finally {
+          if (--call.callers === 0 && !call.settled) {
+            if (calls.get(key) === call) calls.delete(key);
+            call.controller.abort(EVERY_CALLER_LEFT);
+          }
+        }
+      }) as typeof fetchFn);
+    },
+  };
+}
+
 const failedInTransport = (result: unknown) =>
   (result as ExecutionResult | undefined)?.errors?.some((error) => TRANSPORT_FAILURES.has(error.extensions?.['code'])) ?? false;
 
