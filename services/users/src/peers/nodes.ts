@@ -4,7 +4,7 @@
 import { GraphQLError } from 'graphql';
 import { ErrorCode, notFound, unauthenticated, type Logger } from '@ordergraph/core';
 import { createPeer, type PeerSettings } from '@ordergraph/subgraph-kit';
-import type { Reference } from '../domain/search.js';
+import type { Reference } from '../mappers.js';
 
 export interface NodeOwners {
   /** The reference when its owner resolves it for the caller; throws the owner's refusal (NOT_FOUND, UNAUTHENTICATED) otherwise. */
