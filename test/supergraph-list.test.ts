@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { REPO_ROOT } from '@ordergraph/composition';
+import { REPO_ROOT, readSubgraphNames } from '@ordergraph/composition';
+import { loadGatewayConfig, subgraphUrlOverrides } from '@ordergraph/gateway/config';
 import { toGlobalId } from '@ordergraph/core';
 import { graphql } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
@@ -86,6 +87,26 @@ describe('a fourth subgraph: one entry in supergraph.yaml and its folder', () =>
     for (const other of plan.subgraphs.filter((launch) => launch.name !== 'reviews')) expect(other.env['REVIEWS_URL']).toBe('http://127.0.0.1:4004/graphql');
     expect(plan.gateway.env['SUBGRAPH_REVIEWS_URL']).toBe('http://127.0.0.1:4004/graphql');
     expect(startPlan({ REVIEWS_PORT: '5004' }, config).subgraphs.find((launch) => launch.name === 'reviews')!.port).toBe(5004);
+  });
+
+  it('has its routing URL overridden on the gateway by SUBGRAPH_REVIEWS_URL, as the other three by theirs', () => {
+    const subgraphs = readSubgraphNames(config);
+    expect(subgraphs).toEqual(['users', 'orders', 'catalog', 'reviews']);
+    // What npm start tells the gateway is a configuration it accepts, with an override for each of the four.
+    const plan = startPlan({}, config);
+    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env, subgraphs), subgraphs)).toEqual({
+      users: 'http://127.0.0.1:4001/graphql',
+      orders: 'http://127.0.0.1:4002/graphql',
+      catalog: 'http://127.0.0.1:4003/graphql',
+      reviews: 'http://127.0.0.1:4004/graphql',
+    });
+    expect(() => loadGatewayConfig({ SUBGRAPH_REVIEWS_URL: 'not a URL' }, subgraphs)).toThrow(/SUBGRAPH_REVIEWS_URL/);
+    // The repository's own list knows no reviews subgraph: the setting comes from the entry, not from a pattern.
+    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env))).toEqual({
+      users: 'http://127.0.0.1:4001/graphql',
+      orders: 'http://127.0.0.1:4002/graphql',
+      catalog: 'http://127.0.0.1:4003/graphql',
+    });
   });
 
   describe('in the test kit’s supergraph', () => {
