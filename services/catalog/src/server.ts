@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createLogger, type Logger } from '@ordergraph/core';
 import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
-import { loadCatalogConfig, type CatalogConfig } from './config.js';
+import { catalogEnvSchema, loadCatalogConfig, type CatalogConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { createProductDomain } from './domain/products.js';
 import { resolvers } from './resolvers/index.js';
@@ -23,4 +23,4 @@ export async function createCatalogService(
   return createSubgraphService({ name: 'catalog', typeDefs, resolvers, resources, createContext: contextFactory(store, products), logger });
 }
 
-export const subgraph: SubgraphModule<CatalogConfig> = { loadConfig: loadCatalogConfig, create: createCatalogService };
+export const subgraph: SubgraphModule<CatalogConfig> = { envSchema: catalogEnvSchema, loadConfig: loadCatalogConfig, create: createCatalogService };

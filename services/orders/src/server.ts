@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createLogger, redisTarget, type Logger } from '@ordergraph/core';
 import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
 import { createCatalogClient } from './peers/catalog.js';
-import { loadOrdersConfig, type OrdersConfig } from './config.js';
+import { ordersEnvSchema, loadOrdersConfig, type OrdersConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { createOrderDomain } from './domain/orders.js';
 import { inProcessOrderEvents, redisOrderEvents } from './events.js';
@@ -42,4 +42,4 @@ export async function createOrdersService(
   });
 }
 
-export const subgraph: SubgraphModule<OrdersConfig> = { loadConfig: loadOrdersConfig, create: createOrdersService };
+export const subgraph: SubgraphModule<OrdersConfig> = { envSchema: ordersEnvSchema, loadConfig: loadOrdersConfig, create: createOrdersService };

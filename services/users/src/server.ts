@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createLogger, type Logger } from '@ordergraph/core';
 import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
-import { loadUsersConfig, type UsersConfig } from './config.js';
+import { usersEnvSchema, loadUsersConfig, type UsersConfig } from './config.js';
 import { contextFactory } from './context.js';
 import { createUserDomain } from './domain/users.js';
 import { resolvers } from './resolvers/index.js';
@@ -34,4 +34,4 @@ export async function createUsersService(
   return createSubgraphService({ name: 'users', typeDefs, resolvers, resources, createContext: contextFactory(store, users), logger });
 }
 
-export const subgraph: SubgraphModule<UsersConfig> = { loadConfig: loadUsersConfig, create: createUsersService };
+export const subgraph: SubgraphModule<UsersConfig> = { envSchema: usersEnvSchema, loadConfig: loadUsersConfig, create: createUsersService };
