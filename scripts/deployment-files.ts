@@ -2,10 +2,9 @@
 // and each subgraph's settings; `npm run deploy:generate` writes them, test/generated.test.ts checks they are fresh.
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { REPO_ROOT, envNameOf, readSupergraphConfig, subgraphUrlVariable } from '@ordergraph/composition';
+import { REPO_ROOT, envNameOf, subgraphUrlVariable } from '@ordergraph/composition';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
-import type { SubgraphModule } from '@ordergraph/subgraph-kit';
+import { subgraphModules } from './subgraph-modules.js';
 
 export const COMPOSE_FILE = resolve(REPO_ROOT, 'docker-compose.yml');
 export const HELM_VALUES = resolve(REPO_ROOT, 'deploy/helm/ordergraph/values.yaml');
@@ -31,23 +30,20 @@ const packageName = (dir: string) => (JSON.parse(readFileSync(join(dir, 'package
 
 /** The subgraphs `config` lists, each read from its folder: the package.json and the settings of its server module. */
 export async function deployedSubgraphs(config = resolve(REPO_ROOT, 'supergraph.yaml')): Promise<DeployedSubgraph[]> {
-  const sources = readSupergraphConfig(config);
-  return Promise.all(
-    sources.map(async ({ name, url, schemaPath }) => {
-      const server = join(dirname(schemaPath), 'server.ts');
-      const { subgraph } = (await import(pathToFileURL(server).href)) as { subgraph: SubgraphModule<unknown> };
-      const settings = Object.keys(subgraph.envSchema.shape);
-      const folder = dirname(dirname(schemaPath));
-      return {
-        name,
-        workspace: packageName(folder),
-        dir: relative(dirname(config), folder),
-        port: Number(new URL(url).port),
-        peers: sources.map((peer) => peer.name).filter((peer) => peer !== name && settings.includes(`${envNameOf(peer)}_URL`)),
-        redis: settings.includes('REDIS_URL'),
-      };
-    }),
-  );
+  const modules = await subgraphModules(config);
+  const names = modules.map(({ source }) => source.name);
+  return modules.map(({ source: { name, url, schemaPath }, subgraph }) => {
+    const settings = Object.keys(subgraph.envSchema.shape);
+    const folder = dirname(dirname(schemaPath));
+    return {
+      name,
+      workspace: packageName(folder),
+      dir: relative(dirname(config), folder),
+      port: Number(new URL(url).port),
+      peers: names.filter((peer) => peer !== name && settings.includes(`${envNameOf(peer)}_URL`)),
+      redis: settings.includes('REDIS_URL'),
+    };
+  });
 }
 
 /** docker-compose.yml's services for the subgraphs and the gateway, each on the compose network by its name. */

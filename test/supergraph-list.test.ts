@@ -10,6 +10,7 @@ import { loadGatewayConfig, subgraphUrlOverrides } from '@ordergraph/gateway/con
 import { toGlobalId } from '@ordergraph/core';
 import { graphql } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+import { configReference } from '../scripts/config-reference.js';
 import { COMPOSE_FILE, HELM_VALUES, composeServices, deployedSubgraphs, helmSubgraphValues, withGenerated } from '../scripts/deployment-files.js';
 import { helm } from '../scripts/helm.js';
 import { startPlan } from '../scripts/start-plan.js';
@@ -111,6 +112,13 @@ describe('a fourth subgraph: one entry in supergraph.yaml and its folder', () =>
       orders: 'http://127.0.0.1:4002/graphql',
       catalog: 'http://127.0.0.1:4003/graphql',
     });
+  });
+
+  it('is in the README\'s configuration reference as npm run docs:config writes it: its section, its URL and port settings', async () => {
+    const reference = await configReference(config);
+    expect(reference).toContain('#### Every subgraph (users, orders, catalog, reviews)');
+    expect(reference).toContain('| `SUBGRAPH_REVIEWS_URL` | unset | URL |');
+    expect(reference).toContain('| `REVIEWS_PORT` | `4004` |');
   });
 
   it('is in docker-compose.yml and the Helm chart as npm run deploy:generate writes them, the gateway told its URL', async () => {
