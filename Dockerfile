@@ -35,8 +35,9 @@ ENV NODE_ENV=production PORT=${PORT}
 WORKDIR /app
 COPY --from=build --chown=node:node /runtime ./
 # The gateway starts with the repository's supergraph (SUPERGRAPH_PATH's default); a mount replaces it without a
-# rebuild, and the gateway re-reads it every SUPERGRAPH_POLL_INTERVAL ms. The subgraphs never read it.
-COPY --chown=node:node supergraph.graphql /app/
+# rebuild, and the gateway re-reads it every SUPERGRAPH_POLL_INTERVAL ms. It reads supergraph.yaml for the names of
+# the subgraphs (their SUBGRAPH_<NAME>_URL settings). The subgraphs read neither.
+COPY --chown=node:node supergraph.yaml supergraph.graphql /app/
 USER node
 WORKDIR /app/${WORKSPACE_DIR}
 EXPOSE ${PORT}

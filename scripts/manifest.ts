@@ -1,7 +1,5 @@
-// npm run manifest: an Apollo persisted-query manifest (the file PERSISTED_QUERIES_MANIFEST names for
-// PERSISTED_QUERIES=allowlist) built from .graphql documents by Apollo's own generator, so each body is exactly what
-// Apollo Client sends (with the __typename fields its cache adds) and each id that body's SHA-256.
-//   --documents <glob> (repeatable)  --output <manifest.json>   default: the example client's operations
+// npm run manifest: the persisted-query manifest for PERSISTED_QUERIES=allowlist, built by Apollo's own generator so
+// each body and id is what Apollo Client sends. --documents <glob> (repeatable), --output <file>; default: the example.
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generatePersistedQueryManifest } from '@apollo/generate-persisted-query-manifest';

@@ -2,7 +2,7 @@
 // told where the others are.
 import { dirname, join, relative } from 'node:path';
 import { z } from 'zod';
-import { REPO_ROOT, readSupergraphConfig, type SubgraphSource } from '@ordergraph/composition';
+import { REPO_ROOT, envNameOf, readSupergraphConfig, subgraphUrlVariable, type SubgraphSource } from '@ordergraph/composition';
 import { loadConfig } from '@ordergraph/core';
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
@@ -15,7 +15,7 @@ export function startEnvSchema(subgraphs: SubgraphSource[] = readSupergraphConfi
   return z.object({
     PORT: port(4000).describe('The gateway\'s port.'),
     ...Object.fromEntries(
-      subgraphs.map(({ name, url }) => [`${name.toUpperCase()}_PORT`, port(Number(new URL(url).port)).describe(`The ${name} subgraph's port.`)]),
+      subgraphs.map(({ name, url }) => [`${envNameOf(name)}_PORT`, port(Number(new URL(url).port)).describe(`The ${name} subgraph's port.`)]),
     ),
   });
 }
@@ -35,7 +35,7 @@ export interface Launch {
 export function startPlan(env: NodeJS.ProcessEnv = process.env, config?: string): { subgraphs: Launch[]; gateway: Launch } {
   const sources = readSupergraphConfig(config);
   const ports = loadConfig(startEnvSchema(sources), env) as Record<string, number>;
-  const portOf = (name: string) => ports[`${name.toUpperCase()}_PORT`]!;
+  const portOf = (name: string) => ports[`${envNameOf(name)}_PORT`]!;
   const url = (name: string) => `http://127.0.0.1:${portOf(name)}/graphql`;
   const others = (name: string) => sources.filter((source) => source.name !== name);
   return {
@@ -43,13 +43,13 @@ export function startPlan(env: NodeJS.ProcessEnv = process.env, config?: string)
       name,
       entry: relative(REPO_ROOT, join(dirname(schemaPath), 'index.ts')),
       port: portOf(name),
-      env: Object.fromEntries(others(name).map((peer) => [`${peer.name.toUpperCase()}_URL`, url(peer.name)])),
+      env: Object.fromEntries(others(name).map((peer) => [`${envNameOf(peer.name)}_URL`, url(peer.name)])),
     })),
     gateway: {
       name: 'gateway',
       entry: 'gateway/src/index.ts',
       port: ports['PORT']!,
-      env: Object.fromEntries(sources.map(({ name }) => [`SUBGRAPH_${name.toUpperCase()}_URL`, url(name)])),
+      env: Object.fromEntries(sources.map(({ name }) => [subgraphUrlVariable(name), url(name)])),
     },
   };
 }

@@ -1,7 +1,5 @@
-// npm start: the whole supergraph on embedded defaults with seed data, one process per service as in production.
-// Composes the supergraph from supergraph.yaml, starts catalog, orders, users and the gateway, waits until each is
-// ready, then prints the URL and ready-to-use tokens. A process that exits is restarted with backoff (supervisor.ts)
-// while the rest keeps serving; Ctrl-C drains and stops everything.
+// npm start: the whole supergraph on embedded defaults with seed data, one process per service as in production, each
+// restarted with backoff if it exits (supervisor.ts); Ctrl-C drains and stops everything.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +12,8 @@ import { startPlan, type Launch } from './start-plan.js';
 import { processProgress, storeMode, summaryBox } from './start-report.js';
 import { supervise, type Supervised } from './supervisor.js';
 
+// Composes the supergraph from supergraph.yaml, starts the subgraphs and the gateway, waits until each is ready, then
+// prints the URL and ready-to-use tokens.
 const supergraphPath = join(mkdtempSync(join(tmpdir(), 'ordergraph-')), 'supergraph.graphql');
 writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig()));
 

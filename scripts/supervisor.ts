@@ -1,6 +1,5 @@
-// npm start's supervisor: a child that exits on its own is reported and started again after a backoff that doubles
-// while it keeps failing, so one crashing service never takes the others down and never spins the CPU.
-// Hand-written: a dependency such as a process manager would be one more daemon for what is a development command.
+// npm start's supervisor: a child that exits is started again after a doubling backoff, so one crashing service never
+// takes the others down or spins the CPU (hand-written: a process manager would be one more daemon for a dev command).
 import type { ChildProcess } from 'node:child_process';
 
 export interface Backoff {

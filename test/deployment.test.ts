@@ -85,7 +85,7 @@ describe('the Dockerfile', () => {
     const runtime = stages.runtime.lines;
     expect(runtime.filter((line) => line.startsWith('COPY'))).toEqual([
       'COPY --from=build --chown=node:node /runtime ./',
-      'COPY --chown=node:node supergraph.graphql /app/',
+      'COPY --chown=node:node supergraph.yaml supergraph.graphql /app/',
     ]);
     // What /runtime holds: each built workspace's package.json, dist and node_modules; no src, test or test kit.
     const gather = stages.all.find((stage) => stage.name === 'build')!.lines.find((line) => line.includes('/runtime'))!;
@@ -100,8 +100,9 @@ describe('the Dockerfile', () => {
     expect(runtime.at(-1)).toBe('CMD ["node", "dist/index.js"]');
   });
 
-  it('gives the gateway the supergraph it starts with, where SUPERGRAPH_PATH looks by default', () => {
-    expect(dockerfile).toContain('COPY --chown=node:node supergraph.graphql /app/');
+  it('gives the gateway the supergraph it starts with, where SUPERGRAPH_PATH looks by default, and the list of subgraphs', () => {
+    // /app is where the composition package, built into /app/packages/composition/dist, finds both files.
+    expect(dockerfile).toContain('COPY --chown=node:node supergraph.yaml supergraph.graphql /app/');
   });
 });
 

@@ -1,6 +1,6 @@
 // Generated files are committed, so they must match their sources: the supergraph composed from supergraph.yaml, the
-// API schema clients generate from, each subgraph's resolver types, and the client example's typed documents and
-// persisted-query manifest.
+// API schema clients generate from, each subgraph's resolver types, the subgraph lists of the deployment files, and
+// the client example's typed documents and persisted-query manifest.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { generatePersistedQueryManifest } from '@apollo/generate-persisted-query-manifest';
 import { API_SCHEMA_PATH, REPO_ROOT, SUPERGRAPH_PATH, compose, composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
+import { deploymentFiles } from '../scripts/deployment-files.js';
 
 const run = promisify(execFile);
 
@@ -26,6 +27,12 @@ describe('generated files are fresh', () => {
     // --check exits non-zero when the generated file differs from what the schema produces.
     await expect(run(bin, ['--config', 'codegen.ts', '--check'], { cwd })).resolves.toBeDefined();
   }, 60_000);
+
+  it('docker-compose.yml and the Helm chart\'s values list the subgraphs as npm run deploy:generate writes them', async () => {
+    const files = await deploymentFiles();
+    expect(files).toHaveLength(2);
+    for (const { path, text } of files) expect(readFileSync(path, 'utf8'), path).toBe(text);
+  });
 
   it('the client example\'s manifest is what npm run manifest builds from its documents', async () => {
     const manifest = await generatePersistedQueryManifest({ documents: [resolve(REPO_ROOT, 'examples/client/src/operations/*.graphql')] }, undefined);

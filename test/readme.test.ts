@@ -5,8 +5,8 @@ import { ErrorCode } from '@ordergraph/core';
 import { configReference, readReadme as readme, withConfigReference } from '../scripts/config-reference.js';
 
 describe('README.md', () => {
-  it('has the configuration reference the configuration schemas generate (npm run docs:config)', () => {
-    const reference = configReference();
+  it('has the configuration reference the configuration schemas generate (npm run docs:config)', async () => {
+    const reference = await configReference();
     expect(reference).toContain('| `DATA_DIR` |');
     expect(withConfigReference(readme(), reference)).toBe(readme());
   });

@@ -1,14 +1,18 @@
-// supergraph.yaml is the one list of subgraphs: in a temporary copy, a fourth subgraph is one more entry there plus
-// its own folder, and npm start's plan and the test kit's supergraph pick it up with nothing else edited.
+// supergraph.yaml is the one list of subgraphs: in a temporary copy, a fourth subgraph is one more entry there plus its
+// own folder, and npm start, the gateway's settings, the deployment files and the test kit's supergraph pick it up.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { REPO_ROOT } from '@ordergraph/composition';
+import { parse as parseYaml, parseAllDocuments, stringify as stringifyYaml } from 'yaml';
+import { REPO_ROOT, readSubgraphNames } from '@ordergraph/composition';
+import { loadGatewayConfig, subgraphUrlOverrides } from '@ordergraph/gateway/config';
 import { toGlobalId } from '@ordergraph/core';
 import { graphql } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+import { configReference } from '../scripts/config-reference.js';
+import { COMPOSE_FILE, HELM_VALUES, composeServices, deployedSubgraphs, helmSubgraphValues, withGenerated } from '../scripts/deployment-files.js';
+import { helm } from '../scripts/helm.js';
 import { startPlan } from '../scripts/start-plan.js';
 
 const copy = mkdtempSync(join(tmpdir(), 'ordergraph-fourth-'));
@@ -17,6 +21,7 @@ const REVIEWED = toGlobalId('Product', 'product-0000');
 
 /** The fourth subgraph's folder, shaped like the other three: a schema, a server module exporting `subgraph`, index.ts. */
 const REVIEWS = {
+  'package.json': JSON.stringify({ name: '@ordergraph/reviews', version: '0.1.0', private: true, type: 'module' }),
   'src/schema.graphql': `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
 
 type Product @key(fields: "id") {
@@ -33,6 +38,7 @@ const schema = subgraphEnvSchema({ port: 4004, database: 'ordergraph_reviews' })
 type ReviewsConfig = ReturnType<typeof schema.parse>;
 
 export const subgraph: SubgraphModule<ReviewsConfig> = {
+  envSchema: schema,
   loadConfig: (env = process.env) => loadConfig(schema, env),
   async create(config, logger = createLogger('reviews', config.LOG_LEVEL), deps = {}) {
     const resources = await openSubgraphResources('reviews', config, logger, deps.database);
@@ -86,6 +92,61 @@ describe('a fourth subgraph: one entry in supergraph.yaml and its folder', () =>
     for (const other of plan.subgraphs.filter((launch) => launch.name !== 'reviews')) expect(other.env['REVIEWS_URL']).toBe('http://127.0.0.1:4004/graphql');
     expect(plan.gateway.env['SUBGRAPH_REVIEWS_URL']).toBe('http://127.0.0.1:4004/graphql');
     expect(startPlan({ REVIEWS_PORT: '5004' }, config).subgraphs.find((launch) => launch.name === 'reviews')!.port).toBe(5004);
+  });
+
+  it('has its routing URL overridden on the gateway by SUBGRAPH_REVIEWS_URL, as the other three by theirs', () => {
+    const subgraphs = readSubgraphNames(config);
+    expect(subgraphs).toEqual(['users', 'orders', 'catalog', 'reviews']);
+    // What npm start tells the gateway is a configuration it accepts, with an override for each of the four.
+    const plan = startPlan({}, config);
+    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env, subgraphs), subgraphs)).toEqual({
+      users: 'http://127.0.0.1:4001/graphql',
+      orders: 'http://127.0.0.1:4002/graphql',
+      catalog: 'http://127.0.0.1:4003/graphql',
+      reviews: 'http://127.0.0.1:4004/graphql',
+    });
+    expect(() => loadGatewayConfig({ SUBGRAPH_REVIEWS_URL: 'not a URL' }, subgraphs)).toThrow(/SUBGRAPH_REVIEWS_URL/);
+    // The repository's own list knows no reviews subgraph: the setting comes from the entry, not from a pattern.
+    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env))).toEqual({
+      users: 'http://127.0.0.1:4001/graphql',
+      orders: 'http://127.0.0.1:4002/graphql',
+      catalog: 'http://127.0.0.1:4003/graphql',
+    });
+  });
+
+  it('is in the README\'s configuration reference as npm run docs:config writes it: its section, its URL and port settings', async () => {
+    const reference = await configReference(config);
+    expect(reference).toContain('#### Every subgraph (users, orders, catalog, reviews)');
+    expect(reference).toContain('| `SUBGRAPH_REVIEWS_URL` | unset | URL |');
+    expect(reference).toContain('| `REVIEWS_PORT` | `4004` |');
+  });
+
+  it('is in docker-compose.yml and the Helm chart as npm run deploy:generate writes them, the gateway told its URL', async () => {
+    const subgraphs = await deployedSubgraphs(config);
+    expect(subgraphs.map((subgraph) => subgraph.name)).toEqual(['users', 'orders', 'catalog', 'reviews']);
+    expect(subgraphs.at(-1)).toEqual({ name: 'reviews', workspace: '@ordergraph/reviews', dir: 'services/reviews', port: 4004, peers: [], redis: false });
+
+    type Service = { build: { args: Record<string, unknown> }; environment: Record<string, unknown>; depends_on: Record<string, unknown> };
+    const compose = parseYaml(withGenerated(readFileSync(COMPOSE_FILE, 'utf8'), composeServices(subgraphs), '  ')) as { services: Record<string, Service> };
+    expect(compose.services['reviews']!.build.args).toEqual({ WORKSPACE: '@ordergraph/reviews', WORKSPACE_DIR: 'services/reviews', PORT: 4004 });
+    expect(compose.services['gateway']!.environment['SUBGRAPH_REVIEWS_URL']).toBe('http://reviews:4004/graphql');
+    expect(Object.keys(compose.services['gateway']!.depends_on)).toEqual(['users', 'orders', 'catalog', 'reviews']);
+
+    const values = join(copy, 'values.yaml');
+    writeFileSync(values, withGenerated(readFileSync(HELM_VALUES, 'utf8'), helmSubgraphValues(subgraphs)));
+    const secrets = ['jwtSecret=a-production-secret-of-at-least-32-chars', 'subgraphSigningSecret=a-signing-secret-of-at-least-32-characters'];
+    const mongoUrls = subgraphs.map((subgraph) => `mongoUrls.${subgraph.name}=mongodb://mongo-0.mongo:27017`);
+    const args = [...secrets, ...mongoUrls].flatMap((setting) => ['--set', `secrets.${setting}`]);
+    type Rendered = { kind: string; metadata: { name: string }; stringData?: Record<string, string>; spec?: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+    const objects = parseAllDocuments(helm(['template', 'og', 'deploy/helm/ordergraph', '-f', values, ...args]))
+      .map((document) => document.toJS() as Rendered | null)
+      .filter((object): object is Rendered => object !== null);
+    const deployment = (name: string) => objects.find((object) => object.kind === 'Deployment' && object.metadata.name === name);
+    expect(deployment('og-reviews')).toBeDefined();
+    expect(objects.find((object) => object.kind === 'Service' && object.metadata.name === 'og-reviews')).toBeDefined();
+    const gatewayEnv = deployment('og-gateway')!.spec!.template.spec.containers[0]!.env;
+    expect(gatewayEnv.find((variable) => variable.name === 'SUBGRAPH_REVIEWS_URL')?.value).toBe('http://og-reviews:4004/graphql');
+    expect(objects.find((object) => object.kind === 'Secret')!.stringData!['REVIEWS_MONGO_URL']).toBe('mongodb://mongo-0.mongo:27017');
   });
 
   describe('in the test kit’s supergraph', () => {

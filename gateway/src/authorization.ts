@@ -1,6 +1,5 @@
-// Federation's @authenticated and @requiresScopes enforced at the gateway, before any subgraph is called: the fields a
-// caller may not see are taken out of the operation (@envelop/generic-auth) and come back null with an error while
-// the rest of the answer stays. Subgraphs keep their own checks (ownership, which only they can decide).
+// Federation's @authenticated and @requiresScopes enforced at the gateway, before any subgraph is called; subgraphs
+// keep their own checks (ownership, which only they can decide).
 import { useGenericAuth, type ValidateUserFnParams } from '@envelop/generic-auth';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { forbidden, scopesOf, unauthenticated, type Identity, type Viewer } from '@ordergraph/core';
@@ -39,6 +38,8 @@ export interface AuthorizationDirectives {
   documentAsSent(context: unknown, executed: DocumentNode): DocumentNode;
 }
 
+// The fields a caller may not see are taken out of the operation (@envelop/generic-auth) and come back null with an
+// error while the rest of the answer stays.
 /**
  * The library's plugin between two of ours. Before it: the document as parsed is kept. After it: an operation nothing
  * was refused in gets that very document back (the library rebuilds it in every case, and the Rust planner caches

@@ -1,8 +1,5 @@
-// Cache hints and the Cache-Control header (DESIGN section 5). Hints are Apollo's @cacheControl, declared in the
-// subgraphs and composed into the supergraph (the schema the gateway serves keeps them), read with Apollo's rules: a field without a hint has maxAge 0 when it is
-// a root field or returns an object, interface or union (or that type's own hint); a scalar field inherits its
-// parent's. A response's policy is the smallest maxAge over the fields its document selects, worked out from the
-// document before execution, so it is the same whether the response cache or the subgraphs answer.
+// Cache hints (Apollo's @cacheControl, composed into the supergraph) and the Cache-Control header they make: one
+// policy per response, worked out from the document before execution, whether the cache or the subgraphs answer.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import {
   TypeInfo,
@@ -46,6 +43,9 @@ function cacheControlOf(node: { astNode?: { directives?: readonly ConstDirective
   };
 }
 
+// Apollo's rules: a field without a hint has maxAge 0 when it is a root field or returns an object, interface or
+// union (or that type's own hint); a scalar field inherits its parent's. A response's policy is the smallest maxAge
+// over the fields its document selects.
 /** Every field's effective hint, from a schema whose AST carries the composed @cacheControl directives. */
 export function cacheHints(schema: GraphQLSchema): CacheHints {
   const hints: CacheHints = { maxAge: {}, scope: {} };

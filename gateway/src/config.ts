@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readSubgraphNames, subgraphUrlVariable } from '@ordergraph/composition';
 import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/core';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 import type { UpstreamSettings } from './upstream.js';
@@ -28,7 +29,20 @@ const numbersByKey = (fallback: string, form: string) =>
       return numbers;
     });
 
-export const gatewayEnvSchema = baseEnvSchema.extend({
+/** The subgraphs supergraph.yaml lists: each may have its routing URL overridden. */
+export const SUBGRAPHS: readonly string[] = readSubgraphNames();
+
+/** SUBGRAPH_<NAME>_URL for each subgraph. */
+const subgraphUrlShape = (subgraphs: readonly string[]) =>
+  Object.fromEntries(
+    subgraphs.map((name) => [
+      subgraphUrlVariable(name),
+      z.url().optional().describe(`Routing URL of the ${name} subgraph, overriding supergraph.yaml, where subgraphs do not run on localhost (one SUBGRAPH_<NAME>_URL per subgraph listed there).`),
+    ]),
+  ) as Record<`SUBGRAPH_${string}_URL`, z.ZodOptional<z.ZodURL>>;
+
+/** The gateway's settings, given the subgraphs it may be told the URLs of. */
+export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000).describe('The port the gateway listens on.'),
   HOST: z.string().default('0.0.0.0').describe('The address the gateway listens on.'),
   MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20).describe('Subscriptions one WebSocket connection may have active at once.'),
@@ -38,9 +52,7 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   SUPERGRAPH_PATH: z.string().optional().describe('The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml.'),
   SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once.'),
   SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000).describe('How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed.'),
-  SUBGRAPH_USERS_URL: z.url().optional().describe('Routing URL of the users subgraph, overriding supergraph.yaml (for deployments where subgraphs do not run on localhost).'),
-  SUBGRAPH_ORDERS_URL: z.url().optional().describe('Routing URL of the orders subgraph, overriding supergraph.yaml.'),
-  SUBGRAPH_CATALOG_URL: z.url().optional().describe('Routing URL of the catalog subgraph, overriding supergraph.yaml.'),
+  ...subgraphUrlShape(subgraphs),
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional().describe('Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`.'),
   GRAPHIQL: z.enum(GRAPHIQL_MODES).optional().describe('GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production.'),
   CORS_ORIGINS: z
@@ -94,7 +106,9 @@ export const gatewayEnvSchema = baseEnvSchema.extend({
   PERSISTED_QUERIES_MANIFEST: z.string().optional().describe('Apollo\'s persisted-query manifest (JSON), required with PERSISTED_QUERIES=allowlist.'),
 });
 
-const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
+export const gatewayEnvSchema = gatewayEnvSchemaFor(SUBGRAPHS);
+
+const gatewayConfigSchemaFor = (subgraphs: readonly string[]) => gatewayEnvSchemaFor(subgraphs).superRefine((config, context) => {
   const longest = Math.max(config.SUBGRAPH_TIMEOUT_MS, ...Object.values(config.SUBGRAPH_TIMEOUTS));
   if (config.REQUEST_DEADLINE_MS <= longest) {
     context.addIssue({ code: 'custom', path: ['REQUEST_DEADLINE_MS'], message: 'must exceed every subgraph timeout' });
@@ -105,10 +119,14 @@ const gatewayConfigSchema = gatewayEnvSchema.superRefine((config, context) => {
   const redis = redisSettingsProblem(config);
   if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });
 });
+const gatewayConfigSchema = gatewayConfigSchemaFor(SUBGRAPHS);
 
-export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
+/** zod keeps no pattern-named keys in its output type: the URL overrides are typed here. */
+export type GatewayConfig = z.output<typeof gatewayEnvSchema> & { [variable: `SUBGRAPH_${string}_URL`]: string | undefined };
 
-export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig => loadConfig(gatewayConfigSchema, env);
+/** The gateway's settings from `env`; `subgraphs` are those of another list than supergraph.yaml (a test's copy). */
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env, subgraphs?: readonly string[]): GatewayConfig =>
+  loadConfig(subgraphs ? gatewayConfigSchemaFor(subgraphs) : gatewayConfigSchema, env);
 
 export const introspectionMode = (config: GatewayConfig): IntrospectionMode =>
   config.INTROSPECTION ?? (config.NODE_ENV === 'production' ? 'admin' : 'public');
@@ -122,14 +140,14 @@ export const upstreamSettings = (config: GatewayConfig): UpstreamSettings => ({
   breakerResetMs: config.CIRCUIT_BREAKER_RESET_MS,
 });
 
-/** Routing URL overrides by subgraph name. */
-export function subgraphUrlOverrides(config: GatewayConfig): Record<string, string> {
-  const urls: Record<string, string | undefined> = {
-    users: config.SUBGRAPH_USERS_URL,
-    orders: config.SUBGRAPH_ORDERS_URL,
-    catalog: config.SUBGRAPH_CATALOG_URL,
-  };
-  return Object.fromEntries(Object.entries(urls).filter((entry): entry is [string, string] => entry[1] !== undefined));
+/** Routing URL overrides by subgraph name, from each subgraph's SUBGRAPH_<NAME>_URL. */
+export function subgraphUrlOverrides(config: GatewayConfig, subgraphs: readonly string[] = SUBGRAPHS): Record<string, string> {
+  return Object.fromEntries(
+    subgraphs.flatMap((name) => {
+      const url = config[subgraphUrlVariable(name)];
+      return url === undefined ? [] : [[name, url]];
+    }),
+  );
 }
 
 export const corsOrigins = (config: GatewayConfig): string[] => config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : ['*']);

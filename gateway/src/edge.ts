@@ -1,9 +1,5 @@
-// The edge plugins of DESIGN section 5 in the order they must run, for every operation whatever its transport (HTTP,
-// WebSocket, SSE). For each: persisted queries turn a hash into its document; the rate limit counts the operation that
-// document will execute (and may refuse it); the cache policy and a cached public response come next, so neither a
-// persisted query, a cache hit nor a conditional request answered 304 (response-cache.ts) skips the rate limit;
-// then tokens, depth, aliases and directives bound parsing and validation, and complexity is measured just before
-// execution, all before any subgraph is called; tracing times the execution itself.
+// The edge plugins in the order they must run, for every operation whatever its transport (HTTP, WebSocket, SSE),
+// all before any subgraph is called.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger, Redis } from '@ordergraph/core';
 import { createCacheControl } from './cache-control.js';
@@ -35,6 +31,11 @@ export const inputLimits = (config: GatewayConfig) =>
     stringLimits: config.STRING_LIMITS,
   });
 
+// Persisted queries turn a hash into its document; the rate limit counts the operation that document will execute
+// (and may refuse it); the cache policy and a cached public response come next, so neither a persisted query, a cache
+// hit nor a conditional request answered 304 (response-cache.ts) skips the rate limit; then tokens, depth, aliases and
+// directives bound parsing and validation, and complexity is measured just before execution; tracing times the
+// execution itself.
 export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
   const operationLimits = {
     maxDepth: config.MAX_DEPTH,

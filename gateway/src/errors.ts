@@ -1,6 +1,5 @@
-// What clients see of errors at the gateway. Every error entry leaves with an extensions.code of ours: the codes
-// Hive Gateway (GraphQL Yoga) gives its own refusals are mapped here, a subgraph that did not answer becomes
-// SUBGRAPH_UNAVAILABLE, and anything unexpected is masked as INTERNAL_SERVER_ERROR, without internal detail.
+// What clients see of errors at the gateway: every error entry leaves with an extensions.code of ours (Yoga's refusals
+// mapped, SUBGRAPH_UNAVAILABLE for a subgraph that did not answer) and nothing unexpected leaves unmasked.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { ErrorCode, INTERNAL_ERROR_MESSAGE, currentRequest, isPublicCode, rootCause } from '@ordergraph/core';

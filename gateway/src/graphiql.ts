@@ -1,6 +1,5 @@
-// GraphiQL served by the gateway itself: its scripts, styles and editor workers are inlined from
-// @graphql-yoga/render-graphiql, so the page loads with no other host reachable. In development the Headers editor
-// opens with a fresh token for the seeded USER; subscriptions run over SSE, which carries those headers.
+// GraphiQL served by the gateway itself, its scripts, styles and editor workers inlined from
+// @graphql-yoga/render-graphiql, so the page loads with no other host reachable.
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import { signDevToken, toGlobalId } from '@ordergraph/core';
@@ -20,6 +19,8 @@ query Products {
 /** The user the development token speaks for: user1@example.com of the seed data. */
 export const GRAPHIQL_TOKEN_SUBJECT = toGlobalId('User', SEED_USER_LOCAL_ID);
 
+// In development the Headers editor opens with a fresh token for the seeded USER; subscriptions run over SSE, which
+// carries those headers.
 /**
  * The runtime's `graphiql` and `renderGraphiQL` options. The development token is minted per page load so a page
  * opened days after start still works; only outside production and only with an HS256 secret.

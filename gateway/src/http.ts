@@ -1,13 +1,12 @@
-// HTTP semantics at /graphql that Hive Gateway (GraphQL Yoga) does not give by itself (DESIGN section 5, the
-// GraphQL-over-HTTP spec): POST takes application/json only (415 otherwise), bodies stop at 1 MiB (413), a GET must
-// carry a header that forces a CORS preflight (CSRF), and no refusal leaves without an error entry. Yoga already
-// answers 400 to malformed JSON and to JSON-array batches unless BATCH_MAX_OPERATIONS allows them, and 405 with `Allow: POST` to a mutation
-// sent by GET; errors.ts gives those their codes.
+// HTTP semantics at /graphql (the GraphQL-over-HTTP spec) that Hive Gateway (GraphQL Yoga) does not give by itself:
+// 415 for non-JSON POSTs, 413 past 1 MiB, a preflight-forcing header on GET (CSRF), an error entry with every refusal.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '@ordergraph/core';
 import { codeForStatus, errorResponse } from './errors.js';
 
+// Yoga already answers 400 to malformed JSON and to JSON-array batches unless BATCH_MAX_OPERATIONS allows them, and
+// 405 with `Allow: POST` to a mutation sent by GET; errors.ts gives those their codes.
 export const MAX_BODY_BYTES = 1024 * 1024;
 /**
  * A refused body declared up to this size is still read (and dropped) after the 413, as nginx's lingering close does:

@@ -1,6 +1,5 @@
-// Bounds on the values a request carries: the operation name's length and the depth, number and string lengths of its
-// variables, checked on the request's parameters before anything parses, hashes or counts them; string lengths in the
-// document and per argument (STRING_LIMITS), checked once per document before the rest of validation.
+// Bounds on the values a request carries (operation name, variables, strings in the document and per argument),
+// checked before anything parses, hashes or counts them.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode } from '@ordergraph/core';
 import {
@@ -183,6 +182,9 @@ function checkVariableUses(document: DocumentNode, schema: GraphQLSchema, variab
   return undefined;
 }
 
+// The operation name's length and the depth, number and string lengths of the variables are checked on the request's
+// parameters; string lengths in the document and per argument (STRING_LIMITS) once per document, before the rest of
+// validation.
 export function useInputLimits(limits: InputLimits): GatewayPlugin {
   const rule = stringLengthRule(limits);
   const checkUses = ({ args, setResultAndStopExecution }: {

@@ -1,4 +1,4 @@
-// Who may introspect the schema (DESIGN section 4): INTROSPECTION=public|admin|off, `admin` by default in production.
+// Who may introspect the schema: INTROSPECTION=public|admin|off, `admin` by default in production.
 // A refused introspection request fails validation with FORBIDDEN, so it returns no schema data at all.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ValidationRule } from 'graphql';

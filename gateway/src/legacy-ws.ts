@@ -1,12 +1,5 @@
-// The legacy `graphql-ws` subprotocol (subscriptions-transport-ws: start/data/stop) spoken on a connection that the
-// graphql-ws server handles as if it were graphql-transport-ws: each message is translated on its way in and out, so
-// both protocols share one server, one authentication, one set of limits and one heartbeat. Written by hand because
-// subscriptions-transport-ws, the library that served this protocol, is deprecated and unmaintained, and running it
-// next to graphql-ws would duplicate everything the connection does.
-//
-// One difference is more than a rename: a legacy client sends `start` right after `connection_init`, without waiting
-// for `connection_ack` (its server queued them), while graphql-ws closes a connection that subscribes before it is
-// acknowledged (4401). So what arrives between the two waits here for the acknowledgement.
+// The legacy `graphql-ws` subprotocol (subscriptions-transport-ws) translated message by message onto the graphql-ws
+// server, so both protocols share one server, one authentication, one set of limits and one heartbeat.
 import { EventEmitter } from 'node:events';
 import { GRAPHQL_TRANSPORT_WS_PROTOCOL, MessageType } from 'graphql-ws';
 import type { WebSocket } from 'ws';
@@ -30,6 +23,12 @@ function translateMessageType(text: string, types: Record<string, string>): Mess
   return type ? { ...message, type } : message;
 }
 
+// Written by hand because subscriptions-transport-ws, the library that served this protocol, is deprecated and
+// unmaintained, and running it next to graphql-ws would duplicate everything the connection does.
+//
+// One difference is more than a rename: a legacy client sends `start` right after `connection_init`, without waiting
+// for `connection_ack` (its server queued them), while graphql-ws closes a connection that subscribes before it is
+// acknowledged (4401). So what arrives between the two waits here for the acknowledgement.
 /**
  * A `ws` socket speaking the legacy protocol, presented with the interface graphql-ws's `useServer` drives: it
  * reports the graphql-transport-ws subprotocol, and sends and receives the translated messages.

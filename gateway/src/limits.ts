@@ -1,7 +1,5 @@
-// Operation limits, all enforced before any subgraph is called: tokens and operation names while parsing; depth,
-// aliases, directives per field and duplicated fields in a first validation pass of their own (the document's shape,
-// before graphql-js validates it against the schema); complexity just before execution (it depends on variables, and
-// Yoga caches validation results per document, so a variable-dependent rule must not live in validation).
+// Operation limits (tokens, names, depth, aliases, directives, duplicated fields, complexity), all enforced before any
+// subgraph is called.
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { getDirectiveExtensions } from '@graphql-tools/utils';
@@ -343,6 +341,10 @@ function complexityCache() {
 /** The cost each operation was measured at, by its context, for tracing to report (tracing.ts). */
 export type MeasuredCosts = WeakMap<object, number>;
 
+// Tokens and operation names while parsing; depth, aliases, directives per field and duplicated fields in a first
+// validation pass of their own (the document's shape, before graphql-js validates it against the schema); complexity
+// just before execution (it depends on variables, and Yoga caches validation results per document, so a
+// variable-dependent rule must not live in validation).
 export function useOperationLimits(limits: OperationLimits, measured: MeasuredCosts = new WeakMap()): GatewayPlugin {
   const parseDocument = limitedParser(limits);
   const shapeRules = [

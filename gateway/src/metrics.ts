@@ -1,6 +1,5 @@
-// /metrics in Prometheus format: requests by operation (named from the parsed document, a bounded set of names),
-// every subgraph call (duration, errors by code, timeouts, in flight), plus what other modules register (subscriptions,
-// Redis, Node's process metrics).
+// /metrics in Prometheus format: requests by operation (a bounded set of names), every subgraph call, plus what other
+// modules register (subscriptions, Redis, Node's process metrics).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';

@@ -1,7 +1,5 @@
-// Subscriptions over HTTP multipart, Apollo's protocol (subscriptionSpec=1.0), the transport Apollo Client's HttpLink
-// uses by default. Yoga serves subscriptions as event streams only, so this plugin gives them a processor of their own:
-// each event a part `{"payload": <result>}`, a `{}` part every few seconds so idle proxies keep the connection, and the
-// final boundary when the stream ends. A client that goes away ends the stream, and its upstream subscription.
+// Subscriptions over HTTP multipart (Apollo's protocol, subscriptionSpec=1.0), the transport Apollo Client's HttpLink
+// uses by default; Yoga serves subscriptions as event streams only.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
 import { REQUEST_ID_HEADER } from '@ordergraph/core';
@@ -53,6 +51,9 @@ function multipartResponse(events: AsyncIterable<ExecutionResult>, fetchAPI: Fet
   return new fetchAPI.Response(body, { status: 200, headers: { 'content-type': MULTIPART_SUBSCRIPTION_TYPE, 'cache-control': 'no-store' } });
 }
 
+// Each event is a part `{"payload": <result>}`, a `{}` part every few seconds keeps idle proxies from closing the
+// connection, and the final boundary ends the stream. A client that goes away ends the stream, and its upstream
+// subscription.
 /** `format`: what a result looks like to a client (the error policy, without yoga's internal extensions). */
 export function useMultipartSubscriptions(format: (result: ExecutionResult, requestId?: string) => FormattedExecutionResult): GatewayPlugin {
   return {

@@ -1,6 +1,5 @@
 // What the edge plugins know of a request before Yoga parses it: who sends it, and the operation it will execute
-// (rate limits bucket by its name; the cache policy comes from its fields even when the response cache answers
-// without executing). Each distinct document text is parsed once, by the same token-limited parser Yoga uses.
+// (rate limits bucket by its name; the cache policy comes from its fields).
 import type { Viewer } from '@ordergraph/core';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { createLRUCache, type GraphQLParams } from 'graphql-yoga';
@@ -17,6 +16,7 @@ export interface RequestOperation {
 /** Undefined when the document does not parse or names no single operation to run (execution will then fail). */
 export type OperationReader = (params: GraphQLParams) => RequestOperation | undefined;
 
+// Each distinct document text is parsed once, by the same token-limited parser Yoga uses.
 export function createOperationReader(parse: (source: string) => DocumentNode): OperationReader {
   const documents = createLRUCache<DocumentNode>({ max: 1000 });
   return ({ query, operationName }) => {

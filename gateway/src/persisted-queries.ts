@@ -1,9 +1,5 @@
-// Persisted queries (DESIGN section 5). `apq`: Automatic Persisted Queries, protocol version 1, kept in Redis so a hash
-// one replica registered is known to all. `allowlist`: only the operations of an Apollo persisted-query manifest.
-// Either way the plugin only swaps the hash for its document: parsing, validation, limits, rate limits and auth then
-// treat it like any other request, and a mutation behind a hash is still refused on GET (405). Both serve every
-// transport the same way: over graphql-ws (both subprotocols) and graphql-sse too, whose clients must send `query` as
-// a string, a hash alone comes with an empty query.
+// Persisted queries, `apq` (protocol version 1, in Redis so every replica knows a hash) or `allowlist` (an Apollo
+// manifest's operations only), on every transport; the hash is swapped for its document, which is then checked as any.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';

@@ -1,6 +1,5 @@
-// The query planner the gateway executes on, and what the Rust planner's executor leaves for us to do. `rust`
-// (the default) is Hive's Rust planner (@graphql-hive/router-runtime); `js` is the JavaScript planner of
-// @graphql-tools/federation, kept for one release as a way back (QUERY_PLANNER=js).
+// The query planner the gateway executes on (QUERY_PLANNER: `rust`, Hive's Rust planner, by default; `js`, kept one
+// release as a way back), and what the Rust planner's executor leaves for us to do.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { unifiedGraphHandler, useQueryPlan } from '@graphql-hive/router-runtime';
 import type { Viewer } from '@ordergraph/core';

@@ -1,11 +1,4 @@
-// Rate limits per client and operation (DESIGN section 5), counted in Redis so every gateway replica shares them.
-//
-// The bucket is the name of the operation the document will actually execute: parsed from the document (after a
-// persisted query is resolved) and selected the way graphql-js selects it, never taken from the request's
-// `operationName` field alone. So sending another `operationName`, adding operations to the document, aliasing
-// fields or persisting the document under a hash cannot move a GenerateReport into another bucket, and expensive
-// names match whatever their case (`generatereport` is still GenerateReport). A document that does not parse, or
-// names no operation to run, counts under the standard limit as `anonymous` and goes on to fail validation.
+// Rate limits per client and operation, counted in Redis so every gateway replica shares them.
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, type Redis } from '@ordergraph/core';
@@ -90,6 +83,12 @@ function rateLimited(operation: string, limit: number, windowMs: number, retryAf
   });
 }
 
+// The bucket is the name of the operation the document will actually execute: parsed from the document (after a
+// persisted query is resolved) and selected the way graphql-js selects it, never taken from the request's
+// `operationName` field alone. So sending another `operationName`, adding operations to the document, aliasing
+// fields or persisting the document under a hash cannot move a GenerateReport into another bucket, and expensive
+// names match whatever their case (`generatereport` is still GenerateReport). A document that does not parse, or
+// names no operation to run, counts under the standard limit as `anonymous` and goes on to fail validation.
 export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefined, readOperation: OperationReader): GatewayPlugin {
   const standard = limiter(redis, 'standard', settings.max, settings.windowMs);
   const expensive = limiter(redis, 'expensive', settings.expensiveMax, settings.windowMs);

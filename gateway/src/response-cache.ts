@@ -1,8 +1,5 @@
-// The response cache for public responses (DESIGN section 5): Yoga's response cache, kept in Redis so replicas share
-// it, each response kept for the maxAge its Cache-Control header states. Only anonymous queries are cached; a mutation
-// through any replica drops the cached responses that contain the entities it returns (Product:<id> after
-// updateProduct), and every entry expires with its hint in any case. Conditional GETs (If-None-Match,
-// If-Modified-Since) are answered 304 at the very end, once every other plugin, the rate limit first, has run.
+// The response cache for public responses: Yoga's response cache kept in Redis, so replicas share it, each response for
+// the maxAge its Cache-Control header states.
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { defaultBuildResponseCacheKey } from '@envelop/response-cache';
@@ -114,6 +111,10 @@ const answerConditionalRequest: GatewayPlugin['onResponse'] = async ({ request, 
   setResponse(new Response(null, { status: 304, headers }));
 };
 
+// Only anonymous queries are cached; a mutation through any replica drops the cached responses that contain the
+// entities it returns (Product:<id> after updateProduct), and every entry expires with its hint in any case.
+// Conditional GETs (If-None-Match, If-Modified-Since) are answered 304 at the very end, once every other plugin, the
+// rate limit first, has run.
 export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPlugin {
   const { onRequest: _answeredTooEarly, ...cache } = useResponseCache({
     cache: options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(),

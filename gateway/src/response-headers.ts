@@ -1,6 +1,5 @@
-// What every gateway response tells browsers and caches: cross-origin access only for the origins CORS_ORIGINS names
-// (never with credentials: identity travels in the Authorization header, not in cookies), the same security headers on
-// every response, GraphiQL's page included, and a validator only on responses that may be stored.
+// What every gateway response tells browsers and caches: CORS for the CORS_ORIGINS only (never with credentials), the
+// same security headers everywhere, GraphiQL's page included, and a validator only on responses that may be stored.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ServerResponse } from 'node:http';
 

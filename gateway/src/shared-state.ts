@@ -1,6 +1,5 @@
-// Where gateway replicas share state (persisted queries, rate-limit counters, the response cache): Redis (one node,
-// Sentinel or Cluster) when configured; otherwise this process's memory, a fallback for development only, announced at start (as an
-// error in production, where replicas would each count and cache on their own).
+// Where gateway replicas share state (persisted queries, rate-limit counters, the response cache): Redis when
+// configured, else this process's memory, for development only (announced at start, as an error in production).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Registry } from 'prom-client';
 import { createRedis, pingRedis, type Logger, type Redis, type RedisTarget } from '@ordergraph/core';

@@ -1,12 +1,13 @@
-// Where a deployed gateway gets its supergraph: a file that is re-read on every poll (SUPERGRAPH_POLL_INTERVAL), so a
-// newly composed supergraph goes live without a restart. Hive Gateway compares each read with the one it serves and
-// rebuilds only on a change; requests admitted on the previous supergraph finish on it (gracefulSchemaReload).
+// Where a deployed gateway gets its supergraph: a file re-read on every poll (SUPERGRAPH_POLL_INTERVAL), so a newly
+// composed supergraph goes live without a restart.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Logger } from '@ordergraph/core';
 
 const fingerprint = (sdl: string) => createHash('sha256').update(sdl).digest('hex').slice(0, 12);
 
+// Hive Gateway compares each read with the one it serves and rebuilds only on a change; requests admitted on the
+// previous supergraph finish on it (gracefulSchemaReload).
 /**
  * A supergraph source for createGateway that reads `path` each time it is called. Reads the file once now, so a
  * missing or unreadable file fails at start rather than on the first request. Writers must replace the file

@@ -1,14 +1,5 @@
-// Apollo tracing (DESIGN section 5): `X-Ordergraph-Tracing: 1` (or the older `X-Apollo-Tracing: 1`) adds
-// extensions.tracing in the Apollo tracing format: every field of the result, and every subgraph fetch as an entry
-// with parentType "Subgraph", fieldName the subgraph's name, returnType the fetch's root field ("_entities" for an
-// entity fetch) and path the field that needed it. Times are nanoseconds from the start of execution. Honoured for
-// everyone outside production, for ADMIN only in production. A traced response also carries extensions.cost: the
-// operation's estimated cost (`@cost`/`@listSize`, limits.ts) and the limit it was held to.
-//
-// Written here rather than taken from @envelop/apollo-tracing, which traces every request (no per-request switch, no
-// role check), cannot see subgraph fetches and times graphql-js resolvers, which a query planner does not run: the
-// gateway fetches whole subtrees, so each field is timed as the fetch that brought it. Nothing here runs for a request
-// that does not ask for a trace.
+// Apollo tracing on request (`X-Ordergraph-Tracing: 1`, or the older `X-Apollo-Tracing: 1`): extensions.tracing with
+// every field and every subgraph fetch, and extensions.cost; for everyone outside production, for ADMIN in production.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Viewer } from '@ordergraph/core';
 import {
@@ -156,6 +147,15 @@ export interface TracingOptions {
   cost(context: object): { estimated: number | undefined; max: number };
 }
 
+// Each subgraph fetch is an entry with parentType "Subgraph", fieldName the subgraph's name, returnType the fetch's
+// root field ("_entities" for an entity fetch) and path the field that needed it. Times are nanoseconds from the start
+// of execution. extensions.cost is the operation's estimated cost (`@cost`/`@listSize`, limits.ts) and the limit it
+// was held to.
+//
+// Written here rather than taken from @envelop/apollo-tracing, which traces every request (no per-request switch, no
+// role check), cannot see subgraph fetches and times graphql-js resolvers, which a query planner does not run: the
+// gateway fetches whole subtrees, so each field is timed as the fetch that brought it. Nothing here runs for a request
+// that does not ask for a trace.
 export function useTracing({ production, cost }: TracingOptions): GatewayPlugin {
   return {
     onExecute({ args }) {

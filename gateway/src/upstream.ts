@@ -1,6 +1,5 @@
-// How the gateway treats its subgraphs when they are slow or down: a timeout per subgraph call, retries for queries
-// only, a circuit breaker per subgraph, and each subgraph's state for /readyz. The retries are the runtime's own
-// plugin; the order is ours (the timeout wraps the retries, so a call never costs more than it).
+// How the gateway treats its subgraphs when they are slow or down: a timeout per call, retries for queries only, a
+// circuit breaker per subgraph, and each subgraph's state for /readyz.
 import { useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, type Logger } from '@ordergraph/core';
 import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
@@ -231,6 +230,8 @@ export interface Upstreams {
   states(): Record<string, CircuitState>;
 }
 
+// The retries are the runtime's own plugin; the order is ours (the timeout wraps the retries, so a call never costs
+// more than it).
 export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams {
   const breakers = new Map<string, Breaker>();
   const breakerOf = (subgraph: string) => {

@@ -1,10 +1,5 @@
-// Subscriptions over WebSocket at the gateway's /graphql: graphql-ws's server (subprotocol graphql-transport-ws, and
-// the legacy graphql-ws subprotocol translated onto it) running each operation through the gateway runtime, as Hive
-// Gateway's CLI does; the programmatic runtime serves HTTP only. A connection authenticates with the handshake's
-// Authorization header or `Authorization` in connection_init; a token that does not verify closes it with 4403, and so
-// does one that has expired by the time the connection starts another operation. Each operation then goes through the
-// same plugins as an HTTP request (persisted queries, rate limits, limits, introspection), and what they refuse is that
-// operation's result, shaped by the same error policy: the connection and its other subscriptions carry on.
+// Subscriptions over WebSocket at /graphql: graphql-ws's server (graphql-transport-ws, and legacy graphql-ws translated
+// onto it) running each operation through the gateway runtime and its plugins, as Hive Gateway's CLI does.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getGraphQLWSOptions, type GatewayPlugin, type GatewayRuntime } from '@graphql-hive/gateway-runtime';

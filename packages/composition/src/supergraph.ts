@@ -33,9 +33,20 @@ export interface SubgraphSource {
   typeDefs: string;
 }
 
+const readConfigFile = (path: string) => supergraphConfigSchema.parse(parseYaml(readFileSync(path, 'utf8')));
+
+/** The names of the subgraphs supergraph.yaml lists, in its order; reads no schema file (the gateway's image has none). */
+export const readSubgraphNames = (path = SUPERGRAPH_CONFIG_PATH): string[] => Object.keys(readConfigFile(path).subgraphs);
+
+/** How a subgraph's name appears in environment variable names: `<NAME>_URL`, `<NAME>_PORT`, `SUBGRAPH_<NAME>_URL`. */
+export const envNameOf = (subgraph: string): string => subgraph.toUpperCase().replaceAll('-', '_');
+
+/** The gateway's override of a subgraph's routing URL. */
+export const subgraphUrlVariable = (subgraph: string): `SUBGRAPH_${string}_URL` => `SUBGRAPH_${envNameOf(subgraph)}_URL`;
+
 /** Reads supergraph.yaml and each subgraph's schema file (paths relative to the YAML file, as rover reads them). */
 export function readSupergraphConfig(path = SUPERGRAPH_CONFIG_PATH): SubgraphSource[] {
-  const config = supergraphConfigSchema.parse(parseYaml(readFileSync(path, 'utf8')));
+  const config = readConfigFile(path);
   return Object.entries(config.subgraphs).map(([name, subgraph]) => {
     const schemaPath = resolve(dirname(path), subgraph.schema.file);
     return { name, url: subgraph.routing_url, schemaPath, typeDefs: readFileSync(schemaPath, 'utf8') };

@@ -1,6 +1,5 @@
-// Redis connections for state that replicas share (persisted queries, rate-limit counters, response cache) and for
-// events. One factory, so every process connects, retries and reports the same way, to one node, a Sentinel-watched
-// primary or a Cluster.
+// Redis connections for shared state and events: one factory, so every process connects, retries and reports the same
+// way, to one node, a Sentinel-watched primary or a Cluster.
 import { Cluster, Redis as RedisNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';

@@ -1,6 +1,5 @@
-// One document-store interface, two backends (MongoDB and embedded). Stores build their MongoDB filter, sort and
-// update documents once; the MongoDB backend sends them through the driver and the embedded backend evaluates the
-// very same documents in-process with mingo, so every query production sends is exercised by the tests here.
+// One document-store interface, two backends: MongoDB sends the stores' filter, sort and update documents through the
+// driver, the embedded backend evaluates the very same documents with mingo, so tests exercise every production query.
 
 export type Doc = { _id: string } & Record<string, unknown>;
 export type Filter = Record<string, unknown>;

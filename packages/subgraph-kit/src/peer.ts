@@ -1,6 +1,5 @@
-// One way for a subgraph to ask another: a POST of one operation with a timeout, signed as the gateway signs (the peer
-// serves nothing else in production), the caller's request id and identity forwarded, and every transport failure
-// answered as SUBGRAPH_UNAVAILABLE instead of leaking the cause to the client.
+// One way for a subgraph to ask another: one signed POST with a timeout, the caller's request id and identity
+// forwarded, and every transport failure answered as SUBGRAPH_UNAVAILABLE instead of leaking its cause.
 import { GraphQLError } from 'graphql';
 import { ErrorCode, forwardedRequestHeaders, type Logger } from '@ordergraph/core';
 import { SIGNATURE_EXTENSION, signOperation } from './signature.js';

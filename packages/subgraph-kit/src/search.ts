@@ -12,13 +12,13 @@ export const SEARCH_LIMIT = 20;
 /** 3 exact, 2 prefix, 1.5 prefix of a later word, 1 substring, 0 no match; case-insensitive. */
 export function relevance(query: string, text: string | null | undefined): number {
   if (!text) return 0;
-  const q = query.trim().toLowerCase();
-  const t = text.toLowerCase();
-  if (q.length === 0) return 0;
-  if (t === q) return 3;
-  if (t.startsWith(q)) return 2;
-  if (t.split(/[\s@._-]+/).some((word) => word.startsWith(q))) return 1.5;
-  return t.includes(q) ? 1 : 0;
+  const term = searchTerm(query);
+  const candidate = text.toLowerCase();
+  if (term.length === 0) return 0;
+  if (candidate === term) return 3;
+  if (candidate.startsWith(term)) return 2;
+  if (candidate.split(/[\s@._-]+/).some((word) => word.startsWith(term))) return 1.5;
+  return candidate.includes(term) ? 1 : 0;
 }
 
 /** The text search looks for: trimmed and lower-cased, as the searched fields are stored. */

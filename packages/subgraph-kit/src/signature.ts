@@ -1,12 +1,12 @@
-// Subgraphs trust only the gateway: a request to a subgraph carries an HMAC-SHA256 signature of its operation (query
-// and variables) in `extensions["hmac-signature"]`, made with SUBGRAPH_SIGNING_SECRET. The gateway signs with Hive's
-// own upstream signature (its `hmacSignature` option), subgraph-to-subgraph calls sign the same way (peer.ts), and
-// every subgraph checks it before Apollo Server or graphql-ws reads the operation (subgraph.ts).
+// Subgraphs trust only the gateway: a request carries an HMAC-SHA256 signature of its operation, made with
+// SUBGRAPH_SIGNING_SECRET, which every subgraph checks before Apollo Server or graphql-ws reads the operation.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { defaultParamsSerializer } from '@graphql-mesh/hmac-upstream-signature';
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '@ordergraph/core';
 
+// The gateway signs with Hive's own upstream signature (its `hmacSignature` option), subgraph-to-subgraph calls sign
+// the same way (peer.ts), and subgraph.ts checks it.
 /** Where the signature travels: the extension Hive's useHmacUpstreamSignature writes. */
 export const SIGNATURE_EXTENSION = 'hmac-signature';
 

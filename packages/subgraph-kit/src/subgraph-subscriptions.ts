@@ -1,6 +1,5 @@
-// Subscriptions of a subgraph: graphql-ws (subprotocol graphql-transport-ws) on the subgraph's own HTTP server at
-// /graphql, next to Apollo Server, which has no WebSocket transport of its own. The gateway connects here with the
-// caller's bearer token in connection_init; the subgraph verifies it itself, as it does for HTTP.
+// Subscriptions of a subgraph: graphql-ws on its own HTTP server at /graphql, next to Apollo Server, which has no
+// WebSocket transport; the gateway connects with the caller's token in connection_init, verified here as for HTTP.
 import type http from 'node:http';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';

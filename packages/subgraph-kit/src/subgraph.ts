@@ -112,6 +112,8 @@ export interface SubgraphDeps {
  * subgraph supergraph.yaml lists the same way.
  */
 export interface SubgraphModule<Config = never> {
+  /** Its settings by name (its zod object schema): the deployment files give it these and no others. */
+  envSchema: { readonly shape: object };
   loadConfig(env?: NodeJS.ProcessEnv): Config;
   create(config: Config, logger?: Logger, deps?: SubgraphDeps): Promise<SubgraphService>;
 }

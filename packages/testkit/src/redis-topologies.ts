@@ -1,6 +1,5 @@
-// Redis beyond one node, for tests: a primary with a replica watched by three sentinels, and a three-primary Cluster,
-// each made of real redis-server processes on free ports (the same binary runs a sentinel with --sentinel; the Cluster
-// is formed by redis-cli --cluster create).
+// Redis beyond one node, for tests: a Sentinel-watched primary with a replica, and a three-primary Cluster, each made
+// of real redis-server processes on free ports.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +55,7 @@ export interface TestSentinel {
   close(): Promise<void>;
 }
 
+// The same binary runs a sentinel with --sentinel; the Cluster is formed by redis-cli --cluster create.
 export async function startRedisSentinel(master = 'ordergraph'): Promise<TestSentinel> {
   const dir = mkdtempSync(join(tmpdir(), 'ordergraph-sentinel-'));
   const nodes: Node[] = [];

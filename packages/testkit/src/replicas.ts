@@ -1,6 +1,5 @@
-// Replicas of a scaled-out deployment, for the e2e suites: more orders-subgraph instances, each behind a gateway of
-// its own, sharing the datastore of the supergraph's orders instance (as they would MongoDB) and, with REDIS_URL in
-// the environment, its Redis. Users and the catalog are the supergraph's.
+// Replicas of a scaled-out deployment, for the e2e suites: more orders instances, each behind a gateway of its own,
+// sharing the supergraph's orders datastore and, with REDIS_URL set, its Redis; users and the catalog are shared too.
 import { createLogger } from '@ordergraph/core';
 import { EmbeddedDatabase, type DocumentDatabase } from '@ordergraph/store';
 import { createGateway } from '@ordergraph/gateway';

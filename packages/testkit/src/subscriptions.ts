@@ -1,6 +1,5 @@
-// Real subscription clients for tests (graphql-ws over a `ws` WebSocket, subscriptions-transport-ws for the legacy
-// subprotocol, graphql-sse in distinct connections mode), the stream of what one subscription receives, and polls for
-// things that become true asynchronously.
+// Real subscription clients for tests (graphql-ws, subscriptions-transport-ws, graphql-sse), the stream of what one
+// subscription receives, and polls for things that become true asynchronously.
 import { SubscriptionClient } from '@httptoolkit/subscriptions-transport-ws';
 import { Repeater } from '@repeaterjs/repeater';
 import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';

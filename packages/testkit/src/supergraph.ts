@@ -7,7 +7,7 @@ import { type DocumentDatabase } from '@ordergraph/store';
 import { type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
-import { composeSupergraph, readSupergraphConfig, writeSupergraph, type SubgraphSource } from '@ordergraph/composition';
+import { composeSupergraph, envNameOf, readSupergraphConfig, writeSupergraph, type SubgraphSource } from '@ordergraph/composition';
 import { supergraphFile } from '@ordergraph/gateway/supergraph-source';
 import { readCounter } from './http.js';
 import { freePort, startRedis, type TestRedis } from './redis.js';
@@ -89,7 +89,7 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
     const sources = readSupergraphConfig(options.config);
     const ports = await Promise.all(sources.map(() => freePort()));
     const subgraphs: Record<string, string> = Object.fromEntries(sources.map(({ name }, i) => [name, `http://127.0.0.1:${ports[i]}/graphql`]));
-    const peers = Object.fromEntries(sources.map(({ name }) => [`${name.toUpperCase()}_URL`, subgraphs[name]!]));
+    const peers = Object.fromEntries(sources.map(({ name }) => [`${envNameOf(name)}_URL`, subgraphs[name]!]));
     for (const [i, source] of sources.entries()) {
       const { subgraph } = await subgraphModule(source);
       const service = await subgraph.create(subgraph.loadConfig({ ...env, ...peers }), logger(source.name), { database: options.databases?.[source.name] });

@@ -2,8 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { createLogger, type Logger } from '@ordergraph/core';
 import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
-import { loadCatalogConfig, type CatalogConfig } from './config.js';
+import { catalogEnvSchema, loadCatalogConfig, type CatalogConfig } from './config.js';
 import { contextFactory } from './context.js';
+import { createProductDomain } from './domain/products.js';
 import { resolvers } from './resolvers/index.js';
 import { seedProducts } from './seed.js';
 import { ProductStore } from './store/products.js';
@@ -18,7 +19,8 @@ export async function createCatalogService(
   const resources = await openSubgraphResources('catalog', config, logger, deps.database);
   const store = await ProductStore.open(resources.db);
   if (config.SEED) logger.info({ products: await seedProducts(store) }, 'seeded');
-  return createSubgraphService({ name: 'catalog', typeDefs, resolvers, resources, createContext: contextFactory(store), logger });
+  const products = createProductDomain({ store });
+  return createSubgraphService({ name: 'catalog', typeDefs, resolvers, resources, createContext: contextFactory(store, products), logger });
 }
 
-export const subgraph: SubgraphModule<CatalogConfig> = { loadConfig: loadCatalogConfig, create: createCatalogService };
+export const subgraph: SubgraphModule<CatalogConfig> = { envSchema: catalogEnvSchema, loadConfig: loadCatalogConfig, create: createCatalogService };

@@ -1,6 +1,5 @@
 // Order events, published once a creation or status change has committed, carried by Redis pub/sub to every replica's
-// subscribers (in-process without REDIS_URL); at most once: an event published while Redis is down is dropped and counted.
-// With tracing on, each event carries its writer's trace context, and each delivery is a span linked to it.
+// subscribers (in-process without REDIS_URL); at most once: an event published while Redis is down is dropped.
 import { setMaxListeners } from 'node:events';
 import { Repeater, SlidingBuffer } from '@repeaterjs/repeater';
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
@@ -57,6 +56,7 @@ interface Carrier {
   dispatchEvent(event: CustomEvent<OrderEvent>): void;
 }
 
+// With tracing on, each event carries its writer's trace context, and each delivery is a span linked to it.
 function orderEvents(carrier: Carrier, extra: Pick<OrderEvents, 'ping' | 'close'>): OrderEvents {
   const publish = (channel: string, order: OrderDoc) =>
     carrier.dispatchEvent(new CustomEvent(channel, { detail: { order, trace: currentTraceCarrier() } }));

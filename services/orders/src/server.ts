@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { createLogger, redisTarget, type Logger } from '@ordergraph/core';
 import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
 import { createCatalogClient } from './peers/catalog.js';
-import { loadOrdersConfig, type OrdersConfig } from './config.js';
+import { ordersEnvSchema, loadOrdersConfig, type OrdersConfig } from './config.js';
 import { contextFactory } from './context.js';
-import { createOrderCommands } from './domain/orders.js';
+import { createOrderDomain } from './domain/orders.js';
 import { inProcessOrderEvents, redisOrderEvents } from './events.js';
 import { resolvers } from './resolvers/index.js';
 import { seedOrders } from './seed.js';
@@ -27,7 +27,8 @@ export async function createOrdersService(
   const redis = redisTarget(config);
   if (!redis) logger.warn('No Redis is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): order events reach this process only (development only)');
   const events = redis ? redisOrderEvents(redis, logger, resources.registry) : inProcessOrderEvents();
-  const orders = createOrderCommands(store, createCatalogClient(config.CATALOG_URL, logger, { signingSecret: resources.signingSecret }), events);
+  const catalog = createCatalogClient(config.CATALOG_URL, logger, { signingSecret: resources.signingSecret });
+  const orders = createOrderDomain({ store, catalog, events });
   return createSubgraphService({
     name: 'orders',
     typeDefs,
@@ -41,4 +42,4 @@ export async function createOrdersService(
   });
 }
 
-export const subgraph: SubgraphModule<OrdersConfig> = { loadConfig: loadOrdersConfig, create: createOrdersService };
+export const subgraph: SubgraphModule<OrdersConfig> = { envSchema: ordersEnvSchema, loadConfig: loadOrdersConfig, create: createOrdersService };

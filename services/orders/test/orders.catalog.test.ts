@@ -4,7 +4,7 @@ import { createLogger, toGlobalId } from '@ordergraph/core';
 import { EmbeddedDatabase } from '@ordergraph/store';
 import { graphql, token } from '@ordergraph/testkit';
 import { createCatalogClient } from '../src/peers/catalog.js';
-import { createOrderCommands } from '../src/domain/orders.js';
+import { createOrderDomain } from '../src/domain/orders.js';
 import { inProcessOrderEvents } from '../src/events.js';
 import { OrderStore } from '../src/store/orders.js';
 import { ADMIN_LOCAL_ID, productGlobalId, startCatalog, startOrders, UNREACHABLE_CATALOG_URL, type Running } from './support.js';
@@ -221,7 +221,11 @@ describe('compare-and-set with catalog prices', () => {
         return store.compareAndSet(...args);
       },
     });
-    const commands = createOrderCommands(counting, createCatalogClient(catalog.url, createLogger('orders-test', 'silent'), { signingSecret: undefined }), inProcessOrderEvents());
+    const commands = createOrderDomain({
+      store: counting,
+      catalog: createCatalogClient(catalog.url, createLogger('orders-test', 'silent'), { signingSecret: undefined }),
+      events: inProcessOrderEvents(),
+    });
     const owner = { userId: toGlobalId('User', OWNER), role: 'USER' as const };
     const placed = await commands.create(owner, { items: [{ productId: LAMP, quantity: 1 }] });
     const id = toGlobalId('Order', placed._id);

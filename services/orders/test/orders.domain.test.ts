@@ -6,7 +6,7 @@ import { createLogger, toGlobalId, type Identity } from '@ordergraph/core';
 import { type DocumentDatabase } from '@ordergraph/store';
 import { storeBackends } from '@ordergraph/testkit';
 import { createCatalogClient } from '../src/peers/catalog.js';
-import { createOrderCommands, decideUpdate, MAX_WRITE_ATTEMPTS, normalizeItems, type OrderCommands } from '../src/domain/orders.js';
+import { createOrderDomain, decideUpdate, MAX_WRITE_ATTEMPTS, normalizeItems, type OrderDomain } from '../src/domain/orders.js';
 import type { OrderStatus } from '../src/store/orders.js';
 import { inProcessOrderEvents } from '../src/events.js';
 import { OrderStore, type OrderDoc } from '../src/store/orders.js';
@@ -101,17 +101,17 @@ describe('decideUpdate', () => {
   });
 });
 
-describe.each(storeBackends())('order commands ($name)', (backend) => {
+describe.each(storeBackends())('order domain ($name)', (backend) => {
   let db: DocumentDatabase;
   let store: OrderStore;
-  let orders: OrderCommands;
+  let orders: OrderDomain;
   const catalogNotNeeded = createCatalogClient('http://127.0.0.1:9/graphql', createLogger('orders-test', 'silent'), { signingSecret: undefined });
   const pendingOrder = () => store.create({ userId: OWNER.userId, items: [{ productId: product('a'), quantity: 2, unitPriceCents: 500 }] });
 
   beforeEach(async () => {
     db = await backend.open();
     store = await OrderStore.open(db);
-    orders = createOrderCommands(store, catalogNotNeeded, inProcessOrderEvents());
+    orders = createOrderDomain({ store, catalog: catalogNotNeeded, events: inProcessOrderEvents() });
   });
 
   afterEach(async () => {
@@ -127,9 +127,13 @@ describe.each(storeBackends())('order commands ($name)', (backend) => {
 
   it('publishes each status change as committed (its new version); refused moves publish nothing', async () => {
     const published: Pick<OrderDoc, 'status' | 'version'>[] = [];
-    const commands = createOrderCommands(store, catalogNotNeeded, {
-      orderCreated: () => {},
-      statusChanged: ({ status, version }) => published.push({ status, version }),
+    const commands = createOrderDomain({
+      store,
+      catalog: catalogNotNeeded,
+      events: {
+        orderCreated: () => {},
+        statusChanged: ({ status, version }) => published.push({ status, version }),
+      },
     });
     const order = await pendingOrder();
     await commands.update(ADMIN, orderId(order), { status: 'PROCESSING' });
@@ -195,7 +199,7 @@ describe.each(storeBackends())('order commands ($name)', (backend) => {
         return null;
       },
     });
-    const commands = createOrderCommands(losing, catalogNotNeeded, inProcessOrderEvents());
+    const commands = createOrderDomain({ store: losing, catalog: catalogNotNeeded, events: inProcessOrderEvents() });
     await expect(commands.update(ADMIN, orderId(order), { status: 'PROCESSING' })).rejects.toMatchObject({ extensions: { code: 'CONFLICT' } });
     expect(attempts).toBe(MAX_WRITE_ATTEMPTS);
     expect(await store.findById(order._id)).toEqual(order);

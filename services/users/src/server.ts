@@ -2,8 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { createLogger, type Logger } from '@ordergraph/core';
 import { createSubgraphService, openSubgraphResources, type SubgraphDeps, type SubgraphModule, type SubgraphService } from '@ordergraph/subgraph-kit';
-import { loadUsersConfig, type UsersConfig } from './config.js';
+import { usersEnvSchema, loadUsersConfig, type UsersConfig } from './config.js';
 import { contextFactory } from './context.js';
+import { createUserDomain } from './domain/users.js';
 import { resolvers } from './resolvers/index.js';
 import { createNodeOwners } from './peers/nodes.js';
 import { createSearchFanOut } from './peers/search.js';
@@ -29,7 +30,8 @@ export async function createUsersService(
     { signingSecret: resources.signingSecret },
   );
   const nodes = createNodeOwners({ Order: config.ORDERS_URL, Product: config.CATALOG_URL }, logger, { signingSecret: resources.signingSecret });
-  return createSubgraphService({ name: 'users', typeDefs, resolvers, resources, createContext: contextFactory(store, search, nodes), logger });
+  const users = createUserDomain({ store, search, nodes });
+  return createSubgraphService({ name: 'users', typeDefs, resolvers, resources, createContext: contextFactory(store, users), logger });
 }
 
-export const subgraph: SubgraphModule<UsersConfig> = { loadConfig: loadUsersConfig, create: createUsersService };
+export const subgraph: SubgraphModule<UsersConfig> = { envSchema: usersEnvSchema, loadConfig: loadUsersConfig, create: createUsersService };

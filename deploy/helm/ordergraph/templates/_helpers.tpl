@@ -144,6 +144,11 @@ spec:
       protocol: TCP
 {{- end -}}
 
+{{/* How a subgraph's name appears in environment variable names (<NAME>_URL, SUBGRAPH_<NAME>_URL), as in npm start. */}}
+{{- define "ordergraph.envName" -}}
+{{ . | upper | replace "-" "_" }}
+{{- end -}}
+
 {{/* The in-cluster GraphQL URL of a subgraph. */}}
 {{- define "ordergraph.subgraphUrl" -}}
 {{ printf "http://%s-%s:%v/graphql" .root.Release.Name .name (index .root.Values.subgraphs .name).port }}
@@ -152,7 +157,7 @@ spec:
 {{- define "ordergraph.mongoEnv" -}}
 - name: MONGO_URL
   valueFrom:
-    secretKeyRef: { name: {{ include "ordergraph.secretName" .root }}, key: {{ printf "%s_MONGO_URL" (upper .name) }} }
+    secretKeyRef: { name: {{ include "ordergraph.secretName" .root }}, key: {{ printf "%s_MONGO_URL" (include "ordergraph.envName" .name) }} }
 {{- end -}}
 
 {{- define "ordergraph.redisEnv" -}}

@@ -1,5 +1,5 @@
-// What a valid product is, and how an update is written without losing a concurrent one.
-import { amountToCents, badUserInput, conflict, localIdOf, notFound } from '@ordergraph/core';
+// Product rules (what a valid product is) and every product write, compare-and-set so no concurrent update is lost.
+import { amountToCents, badUserInput, conflict, localIdOf, notFound, requireAdmin, type Viewer } from '@ordergraph/core';
 import type { CreateProductInput, UpdateProductInput } from '../generated/graphql.js';
 import { fieldsOf, type ProductDoc, type ProductFields, type ProductStore } from '../store/products.js';
 
@@ -63,19 +63,37 @@ function updatedProductFields(current: ProductDoc, input: UpdateProductInput): P
   return withValidSalePrice(next);
 }
 
-/**
- * Updates the product a global ID names: reads it, computes and validates the next state, and compare-and-sets it on
- * the version it read. A lost race re-reads and re-validates (the winner may have changed the price the sale price is
- * checked against); after UPDATE_ATTEMPTS lost races the caller gets CONFLICT.
- */
-export async function updateProduct(store: ProductStore, id: string, input: UpdateProductInput): Promise<ProductDoc> {
-  const localId = localIdOf('Product', id);
-  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
-    // Straight from the store, not a loader: a retry must see the write that beat it.
-    const current = localId === null ? null : await store.findById(localId);
-    if (!current) throw notFound('Product', id);
-    const updated = await store.update(current._id, current.version, updatedProductFields(current, input));
-    if (updated) return updated;
-  }
-  throw conflict(`Product ${id} was changed concurrently too often; try again`);
+/** What the product rules act on: the products collection. */
+export interface ProductDomainDeps {
+  store: ProductStore;
 }
+
+/** The product rules applied to the store: what resolvers call for every write. Administrators only. */
+export function createProductDomain({ store }: ProductDomainDeps) {
+  return {
+    create(viewer: Viewer, input: CreateProductInput): Promise<ProductDoc> {
+      requireAdmin(viewer);
+      return store.create(newProductFields(input));
+    },
+
+    /**
+     * Updates the product a global ID names: reads it, computes and validates the next state, and compare-and-sets it
+     * on the version it read. A lost race re-reads and re-validates (the winner may have changed the price the sale
+     * price is checked against); after UPDATE_ATTEMPTS lost races the caller gets CONFLICT.
+     */
+    async update(viewer: Viewer, id: string, input: UpdateProductInput): Promise<ProductDoc> {
+      requireAdmin(viewer);
+      const localId = localIdOf('Product', id);
+      for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+        // Straight from the store, not a loader: a retry must see the write that beat it.
+        const current = localId === null ? null : await store.findById(localId);
+        if (!current) throw notFound('Product', id);
+        const updated = await store.update(current._id, current.version, updatedProductFields(current, input));
+        if (updated) return updated;
+      }
+      throw conflict(`Product ${id} was changed concurrently too often; try again`);
+    },
+  };
+}
+
+export type ProductDomain = ReturnType<typeof createProductDomain>;

@@ -1,15 +1,7 @@
-import { requireAdmin } from '@ordergraph/core';
 import type { MutationResolvers } from '../generated/graphql.js';
-import { newProductFields, updateProduct } from '../domain/products.js';
 
 export const Mutation: MutationResolvers = {
-  createProduct(_parent, { input }, { viewer, store }) {
-    requireAdmin(viewer);
-    return store.create(newProductFields(input));
-  },
+  createProduct: (_parent, { input }, { viewer, products }) => products.create(viewer, input),
 
-  updateProduct(_parent, { id, input }, { viewer, store }) {
-    requireAdmin(viewer);
-    return updateProduct(store, id, input);
-  },
+  updateProduct: (_parent, { id, input }, { viewer, products }) => products.update(viewer, id, input),
 };

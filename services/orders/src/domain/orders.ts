@@ -1,6 +1,5 @@
-// Every order write (create, update, cancel) goes through here and returns the committed order, so whatever must
-// follow a commit (publishing events) is added in one place. Updates are compare-and-set with re-decision: a
-// writer that lost a race reads the order again and decides again, so a move that became invalid fails as such.
+// Order rules and every order write: each returns the committed order and announces it, and updates are
+// compare-and-set, decided again after a lost race so a move that became invalid fails as such.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GraphQLError } from 'graphql';
 import {
@@ -107,7 +106,15 @@ export function normalizeItems(lines: readonly LineItemInput[]): LineItemInput[]
   });
 }
 
-export function createOrderCommands(store: OrderStore, catalog: Catalog, events: OrderEventPublisher) {
+/** What the order rules act on: the orders collection, the catalog's prices, and where committed writes are announced. */
+export interface OrderDomainDeps {
+  store: OrderStore;
+  catalog: Catalog;
+  events: OrderEventPublisher;
+}
+
+/** The order rules applied to the store: what resolvers call for every write. */
+export function createOrderDomain({ store, catalog, events }: OrderDomainDeps) {
   /** Prices normalized lines at the catalog's current prices: one catalog request per call. */
   async function priceItems(lines: readonly LineItemInput[]): Promise<LineItemDoc[]> {
     const prices = await catalog.currentPriceCents(lines.map((line) => line.productId));
@@ -158,4 +165,4 @@ export function createOrderCommands(store: OrderStore, catalog: Catalog, events:
   };
 }
 
-export type OrderCommands = ReturnType<typeof createOrderCommands>;
+export type OrderDomain = ReturnType<typeof createOrderDomain>;

@@ -1,8 +1,6 @@
 // What search returns across subgraphs: references to nodes others own, merged by score into one capped list.
 import { SEARCH_LIMIT, compareHits, type SearchHit } from '@ordergraph/subgraph-kit';
-
-/** A reference to a node another subgraph owns; its owner resolves the fields. */
-export type Reference = { __typename: 'Order' | 'Product'; id: string };
+import type { Reference } from '../mappers.js';
 
 export const isReferencedType = (type: string): type is Reference['__typename'] => type === 'Order' || type === 'Product';
 

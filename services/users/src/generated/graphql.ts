@@ -1,7 +1,6 @@
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { UserDoc } from '../store/users.js';
-import type { UserConnectionModel } from '../resolvers/UserConnection.js';
-import type { Reference } from '../domain/search.js';
+import type { UserConnectionModel, Reference } from '../mappers.js';
 import type { Context } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;

@@ -1,10 +1,9 @@
-// node(id) for a type another subgraph owns: its owner resolves the reference first, through its standard federation
-// `_entities` field as the gateway would, so node(id) answers with exactly the owner's visibility (order(id),
-// product(id)) even when the client selects no field the owner would otherwise be asked for.
+// node(id) for a type another subgraph owns: its owner resolves the reference first (its `_entities`, as the gateway
+// would ask), so node(id) answers with exactly the owner's visibility even when no field of the owner is selected.
 import { GraphQLError } from 'graphql';
 import { ErrorCode, notFound, unauthenticated, type Logger } from '@ordergraph/core';
 import { createPeer, type PeerSettings } from '@ordergraph/subgraph-kit';
-import type { Reference } from '../domain/search.js';
+import type { Reference } from '../mappers.js';
 
 export interface NodeOwners {
   /** The reference when its owner resolves it for the caller; throws the owner's refusal (NOT_FOUND, UNAUTHENTICATED) otherwise. */

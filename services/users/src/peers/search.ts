@@ -3,7 +3,7 @@
 import { GraphQLError } from 'graphql';
 import { ErrorCode, type Logger } from '@ordergraph/core';
 import { SEARCH_LIMIT, createPeer, type PeerSettings, type SearchHit } from '@ordergraph/subgraph-kit';
-import type { Reference } from '../domain/search.js';
+import type { Reference } from '../mappers.js';
 
 export interface RemoteSearch {
   /** The owner subgraph's name. */

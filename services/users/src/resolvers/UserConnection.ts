@@ -1,14 +1,8 @@
 import { encodeCursor } from '@ordergraph/core';
+import type { UserConnectionModel } from '../mappers.js';
 import type { KeysetPage, UserDoc } from '../store/users.js';
 
 const cursorOf = (doc: UserDoc) => encodeCursor({ createdAt: doc.createdAt, id: doc._id });
-
-export interface UserConnectionModel {
-  edges: { node: UserDoc; cursor: string }[];
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
-  /** A function, so graphql-js calls it, and the count query runs, only when the field is selected. */
-  totalCount: () => Promise<number>;
-}
 
 export function toConnection(page: KeysetPage, totalCount: () => Promise<number>): UserConnectionModel {
   const edges = page.docs.map((doc) => ({ node: doc, cursor: cursorOf(doc) }));
