@@ -1,5 +1,5 @@
-// How the gateway treats its subgraphs when they are slow or down: a timeout per call, retries for queries only, a
-// circuit breaker per subgraph, and each subgraph's state for /readyz.
+// How the gateway treats its subgraphs when they are slow, down or no longer needed: a timeout per call, retries for
+// queries only, a circuit breaker per subgraph, cancellation of abandoned queries, and each subgraph's state for /readyz.
 import { useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, type Logger } from '@ordergraph/core';
 import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
