@@ -1,6 +1,6 @@
 // Automatic persisted queries (protocol version 1) on a real Redis shared by two gateway replicas, Apollo Client's
 // persisted-query link talking to them, and trusted documents: the required and audit modes with an Apollo
-// persisted-query manifest (any id; documentId and APQ forms; HTTP and graphql-ws), the admin bypass, the manifest
+// persisted-query manifest (any id; documentId and APQ forms; HTTP, graphql-ws and graphql-sse), the admin bypass, the manifest
 // built by `npm run manifest` and reloaded without a restart.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -14,7 +14,7 @@ import { generatePersistedQueryIdsFromManifest } from '@apollo/persisted-query-l
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@ordergraph/composition';
 import { toGlobalId, type Redis } from '@ordergraph/core';
-import { graphql, readCounter, subscribe, token, waitFor, withoutRequestIds, wsClient, type GraphQLResponse, type SubscribeRequest } from '@ordergraph/testkit';
+import { graphql, readCounter, sseClient, subscribe, token, waitFor, withoutRequestIds, wsClient, type GraphQLResponse, type SubscribeRequest } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -399,6 +399,17 @@ describe('trusted documents (PERSISTED_QUERIES=required, audit)', () => {
       } finally {
         await user.dispose();
         await admin.dispose();
+      }
+    });
+
+    it('holds over graphql-sse: a documentId alone runs', async () => {
+      const client = sseClient(required.url, { token: await token('USER', 'user-0001') });
+      try {
+        const byId: SubscribeRequest & { documentId: string } = { query: '', documentId: 'storefront~1.4.0~product-names' };
+        const [result] = await subscribe(client, '', undefined, byId).received(1);
+        expect(result!.data!['products']).toHaveLength(2);
+      } finally {
+        client.dispose();
       }
     });
 

@@ -129,13 +129,17 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
   const audited = createLRUCache<true>({ max: AUDITED_DOCUMENTS });
 
   const apq = mode === 'required' ? undefined : useAPQ({ store: options.redis ? redisStore(options.redis, logger) : createInMemoryAPQStore(), hash: sha256 });
-  // The plugin below hands its allowArbitraryOperations the request alone; the viewer (HTTP and WebSocket alike) is on
-  // the context, so it is kept by request here (one request, one viewer, even for a batch of operations).
+  // The manifest is served by the same plugin the runtime's `persistedDocuments` option installs
+  // (@graphql-yoga/plugin-persisted-operations), added here rather than through that option: the option places it
+  // before every plugin of ours (input limits, authentication's viewer, automatic persisted queries), so an APQ hash the
+  // manifest lacks would be refused before our APQ store is asked, and the audit would not see what was served. That plugin hands allowArbitraryOperations the request alone; the viewer
+  // (HTTP and WebSocket alike) is on the context, so it is kept by request (one request, one viewer, even in a batch).
   const viewers = new WeakMap<Request, Viewer>();
   const mayBypass = (request: Request) => options.adminBypass && viewers.get(request)?.role === 'ADMIN';
   const trusted: Plugin = usePersistedOperations({
     getPersistedOperation: (id) => manifest.current().byId.get(id) ?? null,
-    extractPersistedOperationId: (params) => (params as Params).documentId as string | undefined ?? apqHashOf(params) ?? null,
+    // documentIdOf below has checked documentId and put a GET's into the params.
+    extractPersistedOperationId: (params) => ((params as Params).documentId as string | undefined) ?? apqHashOf(params) ?? null,
     allowArbitraryOperations: mode === 'required' ? mayBypass : true,
     customErrors: {
       notFound: { message: 'PersistedQueryNotFound', extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: 404 } } },
