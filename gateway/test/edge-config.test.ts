@@ -1,12 +1,12 @@
 // The edge settings: defaults, what production requires, the persisted-query manifest check, and the announced
 // in-memory fallback when REDIS_URL is unset.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '@ordergraph/core';
 import { loadGatewayConfig } from '../src/config.js';
 import { watchManifest } from '../src/persisted-manifest.js';
@@ -82,6 +82,60 @@ describe('the persisted-query manifest', () => {
       expect(() => read(write(name, content))).toThrow(/PERSISTED_QUERIES_MANIFEST: cannot read/);
       expect(() => read(write(name, content))).toThrow(reason);
     }
+  });
+});
+
+describe('the manifest, re-read while the gateway runs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ordergraph-manifest-reload-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const manifest = (ids: string[]) =>
+    JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: ids.map((id) => ({ id, body: `query ${id} { products { id } }` })) });
+
+  /** As a deployment replaces it: whole, by a rename (a poll never reads half of it). */
+  const replace = (path: string, content: string) => {
+    writeFileSync(`${path}.tmp`, content);
+    renameSync(`${path}.tmp`, path);
+  };
+
+  it('takes a new version, keeps the last good one through a bad or missing file, and logs each problem once', async () => {
+    const path = join(dir, 'manifest.json');
+    writeFileSync(path, manifest(['First']));
+    const lines: { level: number; msg: string; reason?: string }[] = [];
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()));
+          done();
+        },
+      }),
+    );
+    const watched = watchManifest(path, 10, logger);
+    const ids = () => [...watched.current().byId.keys()];
+    const logged = (count: number) => vi.waitFor(() => expect(lines).toHaveLength(count));
+    try {
+      replace(path, manifest(['First', 'Second']));
+      await logged(2);
+      expect(ids()).toEqual(['First', 'Second']);
+      writeFileSync(path, '{"format": "apollo-persisted-query-manifest"');
+      await logged(3);
+      expect(ids()).toEqual(['First', 'Second']);
+      rmSync(path);
+      await logged(4);
+      expect(ids()).toEqual(['First', 'Second']);
+      replace(path, manifest(['Third']));
+      await logged(5);
+      expect(ids()).toEqual(['Third']);
+    } finally {
+      watched.close();
+    }
+    expect(lines.map(({ level, msg }) => [level, msg])).toEqual([
+      [30, 'persisted documents manifest loaded'],
+      [30, 'persisted documents manifest reloaded'],
+      [50, 'persisted documents manifest is invalid; keeping the previous one'],
+      [50, 'persisted documents manifest is missing; keeping the previous one'],
+      [30, 'persisted documents manifest reloaded'],
+    ]);
   });
 });
 
