@@ -237,7 +237,7 @@ describe('Apollo Client with its persisted-query link (GET for hashed queries)',
 });
 
 /** Writes an Apollo persisted-query manifest with these operations, atomically (as a deployment replaces it). */
-function writeManifest(path: string, operations: { id: string; body: string; name?: string }[]) {
+function writeManifest(path: string, operations: { id: string; body: string; name?: string; type?: string }[]) {
   writeFileSync(`${path}.tmp`, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations }));
   renameSync(`${path}.tmp`, path);
 }
@@ -267,10 +267,12 @@ describe('trusted documents (PERSISTED_QUERIES=required, audit)', () => {
   const allowed = `query AllowedProduct($id: ID!) { product(id: $id) { id name } }`;
   const names = `query ProductNames { products(limit: 2) { id name } }`;
   const subscription = `subscription NewOrders { newOrderCreated { id } }`;
+  const cancel = `mutation CancelFromManifest($id: ID!) { cancelOrder(id: $id) { id } }`;
   const operations = [
-    { id: sha256(allowed), body: allowed, name: 'AllowedProduct' },
-    { id: 'storefront~1.4.0~product-names', body: names, name: 'ProductNames' },
-    { id: 'storefront~1.4.0~new-orders', body: subscription, name: 'NewOrders' },
+    { id: sha256(allowed), body: allowed, name: 'AllowedProduct', type: 'query' as const },
+    { id: 'storefront~1.4.0~product-names', body: names, name: 'ProductNames', type: 'query' as const },
+    { id: 'storefront~1.4.0~new-orders', body: subscription, name: 'NewOrders', type: 'subscription' as const },
+    { id: 'storefront~1.4.0~cancel', body: cancel, name: 'CancelFromManifest', type: 'mutation' as const },
   ];
   const logs: string[] = [];
   const logLines = () =>
@@ -362,6 +364,14 @@ describe('trusted documents (PERSISTED_QUERIES=required, audit)', () => {
       expect(await unknownDocuments(required.url, 'admin')).toBe(before + 1);
     });
 
+    it('never runs a manifest mutation by GET (405)', async () => {
+      const before = await required.subgraphRequests();
+      const response = await getDocument(required.url, 'storefront~1.4.0~cancel', { id: toGlobalId('Order', 'nothing') });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(await required.subgraphRequests()).toBe(before);
+    });
+
     it('refuses malformed persisted-document requests with 400 BAD_REQUEST', async () => {
       for (const body of [
         { documentId: sha256(allowed), query: allowed, variables: { id: productId } },
@@ -417,7 +427,7 @@ describe('trusted documents (PERSISTED_QUERIES=required, audit)', () => {
       const apollo = new ApolloClient({
         cache: new InMemoryCache(),
         link: new PersistedQueryLink(
-          generatePersistedQueryIdsFromManifest({ loadManifest: () => ({ format: 'apollo-persisted-query-manifest', version: 1, operations: operations.map((operation) => ({ ...operation, type: 'query' as const })) }) }),
+          generatePersistedQueryIdsFromManifest({ loadManifest: () => ({ format: 'apollo-persisted-query-manifest', version: 1, operations }) }),
         ).concat(new HttpLink({ uri: required.url })),
       });
       // The client sends the manifest's id for the document it holds (the body the manifest names).
