@@ -1,14 +1,20 @@
 // Automatic persisted queries (protocol version 1) on a real Redis shared by two gateway replicas, Apollo Client's
-// persisted-query link talking to them, and the allow-list mode with an Apollo persisted-query manifest.
+// persisted-query link talking to them, and trusted documents: the required and audit modes with an Apollo
+// persisted-query manifest (any id; documentId and APQ forms; HTTP, graphql-ws and graphql-sse), the admin bypass, the manifest
+// built by `npm run manifest` and reloaded without a restart.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { ApolloClient, HttpLink, InMemoryCache, gql, type TypedDocumentNode } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { generatePersistedQueryIdsFromManifest } from '@apollo/persisted-query-lists';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '@ordergraph/composition';
 import { toGlobalId, type Redis } from '@ordergraph/core';
-import { graphql, token, withoutRequestIds, type GraphQLResponse } from '@ordergraph/testkit';
+import { graphql, readCounter, sseClient, subscribe, token, waitFor, withoutRequestIds, wsClient, type GraphQLResponse, type SubscribeRequest } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -230,49 +236,280 @@ describe('Apollo Client with its persisted-query link (GET for hashed queries)',
   });
 });
 
-describe('allow-list mode (PERSISTED_QUERIES=allowlist)', () => {
+/** Writes an Apollo persisted-query manifest with these operations, atomically (as a deployment replaces it). */
+function writeManifest(path: string, operations: { id: string; body: string; name?: string; type?: string }[]) {
+  writeFileSync(`${path}.tmp`, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations }));
+  renameSync(`${path}.tmp`, path);
+}
+
+/** Sends a request body as it is, by POST, optionally with a token. */
+async function postBody(url: string, body: unknown, bearer?: string): Promise<GraphQLResponse> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, headers: response.headers, body: withoutRequestIds(await response.json(), response.headers) };
+}
+
+/** A GET with `?documentId=` (GraphQL-over-HTTP persisted documents), with the header CSRF protection asks for. */
+async function getDocument(url: string, documentId: string, variables?: Record<string, unknown>): Promise<GraphQLResponse> {
+  const search = new URLSearchParams({ documentId, ...(variables ? { variables: JSON.stringify(variables) } : {}) });
+  const response = await fetch(`${url}?${search}`, { headers: { accept: 'application/json', 'apollo-require-preflight': 'true' } });
+  return { status: response.status, headers: response.headers, body: withoutRequestIds(await response.json(), response.headers) };
+}
+
+const codeOf = (response: GraphQLResponse) => response.body.errors?.[0]?.extensions?.['code'];
+const unknownDocuments = (url: string, outcome: string) => readCounter(url.replace(/\/graphql$/, '/metrics'), 'gateway_unknown_documents_total', { outcome });
+
+describe('trusted documents (PERSISTED_QUERIES=required, audit)', () => {
+  // Ids as a manifest may hold them: Apollo's SHA-256 of the body, or anything else (Hive's app~version~hash, a name).
   const allowed = `query AllowedProduct($id: ID!) { product(id: $id) { id name } }`;
+  const names = `query ProductNames { products(limit: 2) { id name } }`;
+  const subscription = `subscription NewOrders { newOrderCreated { id } }`;
+  const cancel = `mutation CancelFromManifest($id: ID!) { cancelOrder(id: $id) { id } }`;
+  const operations = [
+    { id: sha256(allowed), body: allowed, name: 'AllowedProduct', type: 'query' as const },
+    { id: 'storefront~1.4.0~product-names', body: names, name: 'ProductNames', type: 'query' as const },
+    { id: 'storefront~1.4.0~new-orders', body: subscription, name: 'NewOrders', type: 'subscription' as const },
+    { id: 'storefront~1.4.0~cancel', body: cancel, name: 'CancelFromManifest', type: 'mutation' as const },
+  ];
+  const logs: string[] = [];
+  const logLines = () =>
+    logs
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   let dir: string;
-  let locked: Supergraph;
+  let manifest: string;
+  let required: Supergraph;
+  let audit: Supergraph;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ordergraph-manifest-'));
-    const manifest = join(dir, 'persisted-query-manifest.json');
-    writeFileSync(
-      manifest,
-      JSON.stringify({
-        format: 'apollo-persisted-query-manifest',
-        version: 1,
-        operations: [{ id: sha256(allowed), body: allowed, name: 'AllowedProduct', type: 'query' }],
+    manifest = join(dir, 'persisted-query-manifest.json');
+    writeManifest(manifest, operations);
+    const settings = { PERSISTED_QUERIES_MANIFEST: manifest, PERSISTED_QUERIES_MANIFEST_POLL_MS: '50' };
+    [required, audit] = await Promise.all([
+      startSupergraph({ redis: true, gatewayEnv: { PERSISTED_QUERIES: 'required', ...settings } }),
+      startSupergraph({
+        env: { LOG_LEVEL: 'warn' },
+        logs: { write: (line: string) => void logs.push(line) },
+        gatewayEnv: { PERSISTED_QUERIES: 'audit', ...settings },
       }),
-    );
-    locked = await startSupergraph({ redis: true, gatewayEnv: { PERSISTED_QUERIES: 'allowlist', PERSISTED_QUERIES_MANIFEST: manifest } });
+    ]);
   });
   afterAll(async () => {
-    await locked?.stop();
+    await required?.stop();
+    await audit?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves the manifest’s hashes by POST and GET', async () => {
-    for (const send of [post, get]) {
-      const response = await send({ url: locked.url, hash: sha256(allowed), variables: { id: productId } });
-      expect(response.body.data!.product).toMatchObject({ id: productId });
-    }
+  describe('required', () => {
+    it('serves the manifest’s documents by documentId (POST and GET) and by the APQ hash, whatever the id', async () => {
+      const variables = { id: productId };
+      for (const response of [
+        await postBody(required.url, { documentId: sha256(allowed), variables }),
+        await getDocument(required.url, sha256(allowed), variables),
+        await post({ url: required.url, hash: sha256(allowed), variables }),
+        await get({ url: required.url, hash: sha256(allowed), variables }),
+      ]) {
+        expect(response.status).toBe(200);
+        expect(response.body).toEqual({ data: { product: { id: productId, name: expect.any(String) } } });
+      }
+      for (const response of [
+        await postBody(required.url, { documentId: 'storefront~1.4.0~product-names' }),
+        await getDocument(required.url, 'storefront~1.4.0~product-names'),
+        await post({ url: required.url, hash: 'storefront~1.4.0~product-names' }),
+      ]) {
+        expect(response.status).toBe(200);
+        expect(response.body.data!.products).toHaveLength(2);
+      }
+    });
+
+    it('answers an unknown id with 404 PERSISTED_QUERY_NOT_FOUND, in either form', async () => {
+      for (const response of [
+        await postBody(required.url, { documentId: 'storefront~0.9.0~gone' }),
+        await getDocument(required.url, 'storefront~0.9.0~gone'),
+        await post({ url: required.url, hash: sha256('{ products { id } }') }),
+      ]) {
+        expect(response.status).toBe(404);
+        expect(response.body).toEqual({ errors: [notFound] });
+      }
+    });
+
+    it('refuses any document sent as text with 400 PERSISTED_QUERY_NOT_ALLOWED, also to a signed-in USER, and counts it', async () => {
+      const before = await unknownDocuments(required.url, 'refused');
+      const user = await token('USER', 'user-0001');
+      for (const response of [
+        await graphql(required.url, '{ products(limit: 1) { id } }'),
+        await graphql(required.url, '{ products(limit: 1) { id } }', { token: user }),
+        // The manifest's own text is still text: only ids run.
+        await post({ url: required.url, hash: sha256(allowed), query: allowed, variables: { id: productId } }),
+      ]) {
+        expect(response.status).toBe(400);
+        expect(response.body.data ?? undefined).toBeUndefined();
+        expect(response.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'PERSISTED_QUERY_NOT_ALLOWED' } })]);
+      }
+      expect(await unknownDocuments(required.url, 'refused')).toBe(before + 3);
+    });
+
+    it('lets an ADMIN token send any document, and counts it', async () => {
+      const admin = await token('ADMIN', 'user-0000');
+      const before = await unknownDocuments(required.url, 'admin');
+      const response = await graphql(required.url, 'query AdminAdHoc { products(limit: 1) { id } }', { token: admin });
+      expect(response.status).toBe(200);
+      expect(response.body.data!.products).toHaveLength(1);
+      expect(await unknownDocuments(required.url, 'admin')).toBe(before + 1);
+    });
+
+    it('never runs a manifest mutation by GET (405)', async () => {
+      const before = await required.subgraphRequests();
+      const response = await getDocument(required.url, 'storefront~1.4.0~cancel', { id: toGlobalId('Order', 'nothing') });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(await required.subgraphRequests()).toBe(before);
+    });
+
+    it('refuses malformed persisted-document requests with 400 BAD_REQUEST', async () => {
+      for (const body of [
+        { documentId: sha256(allowed), query: allowed, variables: { id: productId } },
+        { documentId: 42 },
+        { documentId: 'x'.repeat(513) },
+        { variables: {} },
+      ]) {
+        const response = await postBody(required.url, body);
+        expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+        expect(codeOf(response)).toBe('BAD_REQUEST');
+      }
+    });
+
+    it('holds over graphql-ws: a documentId or hash alone runs, query text is refused, an admin may send it', async () => {
+      const user = wsClient(required.url, { token: await token('USER', 'user-0001') });
+      const admin = wsClient(required.url, { token: await token('ADMIN', 'user-0000') });
+      try {
+        const once = async (client: typeof user, request: SubscribeRequest & { documentId?: string }) => {
+          const results = subscribe(client, request.query, request.variables, request);
+          return (await results.received(1))[0]!;
+        };
+        expect((await once(user, { query: '', documentId: 'storefront~1.4.0~product-names' })).data!['products']).toHaveLength(2);
+        expect((await once(user, { query: '', extensions: extensions(sha256(allowed)), variables: { id: productId } })).data).toEqual({
+          product: { id: productId, name: expect.any(String) },
+        });
+        const refused = await once(user, { query: '{ products(limit: 1) { id } }' });
+        expect(refused.errors?.[0]?.extensions?.['code']).toBe('PERSISTED_QUERY_NOT_ALLOWED');
+        expect((await once(admin, { query: '{ products(limit: 1) { id } }' })).data!['products']).toHaveLength(1);
+        // A subscription from the manifest, by id, is accepted and stays open.
+        const byId: SubscribeRequest & { documentId: string } = { query: '', documentId: 'storefront~1.4.0~new-orders' };
+        const open = subscribe(admin, '', undefined, byId);
+        await waitFor(async () => (await readCounter(required.url.replace(/\/graphql$/, '/metrics'), 'graphql_active_subscriptions')) === 1, 'the subscription');
+        expect(open.results).toEqual([]);
+        await open.close();
+      } finally {
+        await user.dispose();
+        await admin.dispose();
+      }
+    });
+
+    it('holds over graphql-sse: a documentId alone runs', async () => {
+      const client = sseClient(required.url, { token: await token('USER', 'user-0001') });
+      try {
+        const byId: SubscribeRequest & { documentId: string } = { query: '', documentId: 'storefront~1.4.0~product-names' };
+        const [result] = await subscribe(client, '', undefined, byId).received(1);
+        expect(result!.data!['products']).toHaveLength(2);
+      } finally {
+        client.dispose();
+      }
+    });
+
+    it('works with Apollo Client 4 and ids from the manifest (generatePersistedQueryIdsFromManifest)', async () => {
+      const apollo = new ApolloClient({
+        cache: new InMemoryCache(),
+        link: new PersistedQueryLink(
+          generatePersistedQueryIdsFromManifest({ loadManifest: () => ({ format: 'apollo-persisted-query-manifest', version: 1, operations }) }),
+        ).concat(new HttpLink({ uri: required.url })),
+      });
+      // The client sends the manifest's id for the document it holds (the body the manifest names).
+      const result = await apollo.query<{ products: { id: string; name: string }[] }>({ query: gql(names), fetchPolicy: 'network-only' });
+      expect(result.data?.products).toHaveLength(2);
+    });
   });
 
-  it('answers an unknown hash with 404 PERSISTED_QUERY_NOT_FOUND', async () => {
-    const response = await post({ url: locked.url, hash: sha256('{ products { id } }') });
-    expect(response.status).toBe(404);
-    expect(response.body.errors).toEqual([notFound]);
+  describe('audit', () => {
+    it('serves a document outside the manifest, logs it once as a JSON line, and counts every request', async () => {
+      const adHoc = 'query AuditedAdHoc { products(limit: 1) { id } }';
+      const before = await unknownDocuments(audit.url, 'served');
+      for (let i = 0; i < 2; i++) {
+        const response = await graphql(audit.url, adHoc);
+        expect(response.status).toBe(200);
+        expect(response.body.data!.products).toHaveLength(1);
+      }
+      expect(await unknownDocuments(audit.url, 'served')).toBe(before + 2);
+      const logged = logLines().filter((line) => line['event'] === 'unknown_document' && line['documentHash'] === sha256(adHoc));
+      expect(logged).toEqual([
+        expect.objectContaining({
+          service: 'gateway',
+          level: 40,
+          persistedQueries: 'audit',
+          operationName: 'AuditedAdHoc',
+          operationType: 'query',
+          msg: 'served a document the persisted documents manifest does not hold',
+        }),
+      ]);
+    });
+
+    it('serves the manifest’s documents by id and as text without logging them, and keeps APQ working', async () => {
+      const before = await unknownDocuments(audit.url, 'served');
+      expect((await postBody(audit.url, { documentId: 'storefront~1.4.0~product-names' })).body.data!.products).toHaveLength(2);
+      expect((await graphql(audit.url, names)).body.data!.products).toHaveLength(2);
+      expect(await unknownDocuments(audit.url, 'served')).toBe(before);
+      // A client still on automatic persisted queries: registered, then by hash alone; served, and counted as unknown.
+      const apq = 'query AuditedApq { products(limit: 1) { name } }';
+      expect((await post({ url: audit.url, hash: sha256(apq) })).body).toEqual({ errors: [notFound] });
+      expect((await post({ url: audit.url, hash: sha256(apq), query: apq })).body.data!.products).toHaveLength(1);
+      expect((await post({ url: audit.url, hash: sha256(apq) })).body.data!.products).toHaveLength(1);
+      expect(await unknownDocuments(audit.url, 'served')).toBe(before + 2);
+    });
   });
 
-  it('refuses a free-form query, with or without a hash, with PERSISTED_QUERY_NOT_ALLOWED', async () => {
-    const freeForm = await graphql(locked.url, '{ products(limit: 1) { id } }');
-    const withHash = await post({ url: locked.url, hash: sha256(allowed), query: allowed, variables: { id: productId } });
-    for (const response of [freeForm, withHash]) {
-      expect(response.status).toBe(400);
-      expect(response.body.data ?? undefined).toBeUndefined();
-      expect(response.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'PERSISTED_QUERY_NOT_ALLOWED' } })]);
-    }
+  describe('the manifest, rebuilt and reloaded without a restart', () => {
+    it('npm run manifest builds Apollo’s format from a folder of .graphql documents; the gateway serves the new ids, and keeps them when a bad file follows', async () => {
+      const documents = join(dir, 'client-documents');
+      mkdirSync(join(documents, 'nested'), { recursive: true });
+      writeFileSync(join(documents, 'product.graphql'), 'query ReleasedProduct($id: ID!) {\n  product(id: $id) {\n    id\n    name\n  }\n}\n');
+      writeFileSync(join(documents, 'nested', 'names.graphql'), 'query ReleasedNames {\n  products(limit: 3) {\n    name\n  }\n}\n');
+      const built = join(dir, 'built-manifest.json');
+      const { stdout } = await promisify(execFile)(resolve(REPO_ROOT, 'node_modules/.bin/tsx'), ['--conditions=source', resolve(REPO_ROOT, 'scripts/manifest.ts'), documents, '--output', built], { cwd: REPO_ROOT });
+      expect(stdout).toContain('with 2 operations');
+      const output = JSON.parse(readFileSync(built, 'utf8')) as { format: string; version: number; operations: { id: string; name: string; type: string; body: string }[] };
+      expect({ ...output, operations: [...output.operations].sort((a, b) => b.name.localeCompare(a.name)) }).toEqual({
+        format: 'apollo-persisted-query-manifest',
+        version: 1,
+        operations: [
+          { id: expect.stringMatching(/^[0-9a-f]{64}$/), name: 'ReleasedProduct', type: 'query', body: expect.stringContaining('__typename') },
+          { id: expect.stringMatching(/^[0-9a-f]{64}$/), name: 'ReleasedNames', type: 'query', body: expect.stringContaining('products(limit: 3)') },
+        ],
+      });
+      for (const operation of output.operations) expect(operation.id).toBe(sha256(operation.body));
+      const released = output.operations.find((operation) => operation.name === 'ReleasedNames')!;
+
+      // Unknown before the release; the gateways pick the new manifest up by themselves.
+      expect((await postBody(required.url, { documentId: released.id })).status).toBe(404);
+      writeManifest(manifest, [...operations, ...output.operations]);
+      for (const url of [required.url, audit.url]) {
+        await waitFor(async () => (await postBody(url, { documentId: released.id })).status === 200, 'the reloaded manifest');
+        expect((await postBody(url, { documentId: released.id })).body.data!.products).toHaveLength(3);
+      }
+
+      // A broken file: the gateway keeps what it had, and says so in its log.
+      writeFileSync(manifest, '{ "format": "apollo-persisted-query-manifest", "version": 1, "operations": [');
+      await waitFor(() => logLines().some((line) => line['msg'] === 'persisted documents manifest is invalid; keeping the previous one'), 'the error logged');
+      expect(logLines().find((line) => line['msg'] === 'persisted documents manifest is invalid; keeping the previous one')).toMatchObject({ level: 50, manifest });
+      for (const url of [required.url, audit.url]) {
+        expect((await postBody(url, { documentId: released.id })).body.data!.products).toHaveLength(3);
+        expect((await postBody(url, { documentId: 'storefront~1.4.0~product-names' })).body.data!.products).toHaveLength(2);
+      }
+    });
   });
 });

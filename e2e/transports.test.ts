@@ -57,7 +57,8 @@ beforeAll(async () => {
     startSupergraph({
       redis: true,
       env: { JWT_SECRET: SECRET },
-      gatewayEnv: { PERSISTED_QUERIES: 'allowlist', PERSISTED_QUERIES_MANIFEST: manifest },
+      // `allowlist`, the former name of `required`; without the admin bypass, as these callers are administrators.
+      gatewayEnv: { PERSISTED_QUERIES: 'allowlist', PERSISTED_QUERIES_MANIFEST: manifest, PERSISTED_QUERIES_ADMIN_BYPASS: 'off' },
     }),
   ]);
   inspect = supergraph.redis!.client;

@@ -1,8 +1,9 @@
 // Schema governance through the commands CI and teams run: `npm run compose` (stale file, composition failure),
 // `npm run schema:check` against the committed baseline, a temporary one, a running subgraph and a running gateway,
-// and `npm run schema:publish`. Proposals are written to a temporary supergraph.yaml next to edited schema copies.
+// and `npm run schema:publish`, and the check against the operations clients send (a trusted-documents manifest or a
+// folder of documents). Proposals are written to a temporary supergraph.yaml next to edited schema copies.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -142,6 +143,11 @@ describe('npm run schema:check', () => {
       const breaking = await run('schema-check.ts', '--gateway', supergraph.url, '--config', proposal({ catalog: REMOVE_DESCRIPTION }));
       expect(breaking.stdout).toMatch(row('API schema', ...REMOVED_DESCRIPTION));
       expect(breaking.code).toBe(1);
+      // With the operations clients send: the removal breaks none of the example client's, so the flag lets it pass.
+      const manifest = resolve(REPO_ROOT, 'examples/client/persisted-query-manifest.json');
+      const unused = await run('schema-check.ts', '--gateway', supergraph.url, '--config', proposal({ catalog: REMOVE_DESCRIPTION }), '--operations', manifest, '--allow-unused-breaking');
+      expect(unused.stdout).toContain('Known operations: 4 checked, 0 broken by this change.');
+      expect(unused.code).toBe(0);
     } finally {
       await supergraph.stop();
     }
@@ -151,6 +157,84 @@ describe('npm run schema:check', () => {
     const { code, stderr } = await run('schema-check.ts', '--subgraph-url', 'catalog=http://127.0.0.1:9/graphql');
     expect(stderr).toContain('schema check could not run (exit 2)');
     expect(code).toBe(2);
+  });
+});
+
+describe('npm run schema:check with the operations clients send', () => {
+  const EXAMPLE_MANIFEST = resolve(REPO_ROOT, 'examples/client/persisted-query-manifest.json');
+  const ALLOW = '--allow-unused-breaking';
+  /** A folder of .graphql documents, one file each. */
+  function documents(name: string, files: Record<string, string>): string {
+    const folder = join(dir, name);
+    mkdirSync(join(folder, 'nested'), { recursive: true });
+    for (const [file, body] of Object.entries(files)) writeFileSync(join(folder, file), body);
+    return folder;
+  }
+  /** A trusted-documents manifest (Apollo's format; ids need not be hashes). */
+  function manifest(name: string, operations: { id: string; name: string; body: string }[]): string {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: operations.map((operation) => ({ ...operation, type: 'query' })) }));
+    return path;
+  }
+  const NAMES = { id: 'storefront~2.0.0~names', name: 'ProductNames', body: 'query ProductNames { products(limit: 2) { id name } }' };
+
+  it('blocks a change that breaks a known operation, naming it and why, with or without the flag', async () => {
+    const folder = documents('operations-with-description', {
+      'details.graphql': 'query ProductDetails($id: ID!) { product(id: $id) { ...Described } }',
+      'nested/fragments.graphql': 'fragment Described on Product { id description }',
+      'names.graphql': NAMES.body,
+    });
+    const removal = proposal({ catalog: REMOVE_DESCRIPTION });
+    for (const flags of [[], [ALLOW]]) {
+      const { code, stdout } = await run('schema-check.ts', '--config', removal, '--operations', folder, ...flags);
+      expect(stdout).toContain('Known operations: 2 checked, 1 broken by this change.');
+      expect(stdout).toMatch(/^ {2}BROKEN: ProductDetails \(.*details\.graphql#ProductDetails\)\n {4}- Cannot query field "description" on type "Product"\.\n {4}- uses Product\.description: Field 'description' was removed from object type 'Product'$/m);
+      expect(stdout).not.toContain('ProductNames');
+      expect(stdout).toContain('FAILED (exit 1): 1 breaking change, 1 of 2 known operations broken. A change that breaks a known operation blocks deployment.');
+      expect(code).toBe(1);
+    }
+  });
+
+  it('passes a statically breaking change no known operation uses with --allow-unused-breaking, and only with it', async () => {
+    const operations = manifest('names-manifest.json', [NAMES]);
+    const removal = proposal({ catalog: REMOVE_DESCRIPTION });
+    const blocked = await run('schema-check.ts', '--config', removal, '--operations', operations);
+    expect(blocked.stdout).toMatch(row('catalog', ...REMOVED_DESCRIPTION));
+    expect(blocked.stdout).toContain('Known operations: 1 checked, 0 broken by this change.');
+    expect(blocked.stdout).toContain('FAILED (exit 1): 1 breaking change, 0 of 1 known operation broken. Breaking changes block deployment. No known operation uses what breaks: --allow-unused-breaking would let it pass.');
+    expect(blocked.code).toBe(1);
+
+    const passed = await run('schema-check.ts', '--config', removal, '--operations', operations, ALLOW);
+    expect(passed.stdout).toMatch(row('catalog', ...REMOVED_DESCRIPTION));
+    expect(passed.stdout).toContain('PASSED (exit 0): 1 breaking change, but none of the 1 known operation uses what breaks (--allow-unused-breaking).');
+    expect(passed.code).toBe(0);
+  });
+
+  it('counts an operation that still validates but reads a field whose type changed as broken (the example client’s manifest)', async () => {
+    const retyped = proposal({ catalog: ['  currentPrice: Float! @cacheControl', '  currentPrice: String! @cacheControl'] });
+    const { code, stdout } = await run('schema-check.ts', '--config', retyped, '--operations', EXAMPLE_MANIFEST, ALLOW);
+    // Still valid against the proposed schema (a leaf stays a leaf), yet the client reads a number that is now a string.
+    expect(stdout).toMatch(/^ {2}BROKEN: Products \([0-9a-f]{64}\)\n {4}- uses Product\.currentPrice: Field 'Product\.currentPrice' changed type from 'Float!' to 'String!'$/m);
+    expect(stdout).toMatch(/FAILED \(exit 1\): 1 breaking change, [1-9] of 4 known operations broken/);
+    expect(code).toBe(1);
+  });
+
+  it('refuses the flag without operations, and operations it cannot read, with exit code 2', async () => {
+    const otherFormat = join(dir, 'other-format.json');
+    writeFileSync(otherFormat, JSON.stringify({ format: 'something', operations: [] }));
+    const cases: [string[], string][] = [
+      [[ALLOW], '--allow-unused-breaking needs the operations clients send'],
+      [['--operations', join(dir, 'missing')], 'does not exist'],
+      [['--operations', otherFormat], 'is not an Apollo persisted-query manifest'],
+    ];
+    for (const [args, message] of cases) {
+      const { code, stderr } = await run('schema-check.ts', ...args);
+      expect(stderr).toContain('schema check could not run (exit 2)');
+      expect(stderr).toContain(message);
+      expect(code).toBe(2);
+    }
+    const anonymous = documents('anonymous-operations', { 'anonymous.graphql': '{ products(limit: 1) { id } }' });
+    expect((await run('schema-check.ts', '--operations', anonymous)).stderr).toContain('every operation needs a name');
   });
 });
 

@@ -3,6 +3,7 @@ import { readSubgraphNames, subgraphUrlVariable } from '@ordergraph/composition'
 import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/core';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 import type { UpstreamSettings } from './upstream.js';
+import { PERSISTED_QUERIES_MODES } from './persisted-queries.js';
 import { QUERY_PLANNERS } from './query-planner.js';
 
 const GRAPHIQL_MODES = ['on', 'off'] as const;
@@ -102,8 +103,13 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
   RATE_LIMIT_EXPENSIVE_OPERATIONS: names('GenerateReport,ExportAllUsers,BulkSearch').describe('Operation names limited by RATE_LIMIT_EXPENSIVE_MAX (comma-separated).'),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0).describe('Proxies in front of the gateway whose X-Forwarded-For entries are trusted to name the client\'s IP.'),
 
-  PERSISTED_QUERIES: z.enum(['apq', 'allowlist']).default('apq').describe('apq: automatic persisted queries (any document, registered by hash); allowlist: only the manifest\'s.'),
-  PERSISTED_QUERIES_MANIFEST: z.string().optional().describe('Apollo\'s persisted-query manifest (JSON), required with PERSISTED_QUERIES=allowlist.'),
+  PERSISTED_QUERIES: z
+    .enum(PERSISTED_QUERIES_MODES)
+    .default('apq')
+    .describe('apq: automatic persisted queries (any document, registered by hash; the manifest\'s ids served too when one is set); audit: the same, and every document outside the manifest is logged and counted; required: only the manifest\'s documents (`allowlist`, its former name, still works).'),
+  PERSISTED_QUERIES_MANIFEST: z.string().optional().describe('Apollo\'s persisted-query manifest (JSON; any id), required with PERSISTED_QUERIES=audit or required; `npm run manifest` builds one.'),
+  PERSISTED_QUERIES_MANIFEST_POLL_MS: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway checks PERSISTED_QUERIES_MANIFEST for a new version and loads it (a bad file keeps the previous one); 0 reads it once.'),
+  PERSISTED_QUERIES_ADMIN_BYPASS: z.enum(['on', 'off']).default('on').describe('on: ADMIN tokens may send any document while PERSISTED_QUERIES=required.'),
 });
 
 export const gatewayEnvSchema = gatewayEnvSchemaFor(SUBGRAPHS);
@@ -113,8 +119,8 @@ const gatewayConfigSchemaFor = (subgraphs: readonly string[]) => gatewayEnvSchem
   if (config.REQUEST_DEADLINE_MS <= longest) {
     context.addIssue({ code: 'custom', path: ['REQUEST_DEADLINE_MS'], message: 'must exceed every subgraph timeout' });
   }
-  if (config.PERSISTED_QUERIES === 'allowlist' && !config.PERSISTED_QUERIES_MANIFEST) {
-    context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when PERSISTED_QUERIES=allowlist' });
+  if (config.PERSISTED_QUERIES !== 'apq' && !config.PERSISTED_QUERIES_MANIFEST) {
+    context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: `must be set when PERSISTED_QUERIES=${config.PERSISTED_QUERIES}` });
   }
   const redis = redisSettingsProblem(config);
   if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });

@@ -2,12 +2,14 @@
 // all before any subgraph is called.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { Logger, Redis } from '@ordergraph/core';
+import type { Registry } from 'prom-client';
 import { createCacheControl } from './cache-control.js';
 import type { GatewayConfig } from './config.js';
 import { useInputLimits } from './input.js';
 import { limitedParser, useOperationLimits, type MeasuredCosts } from './limits.js';
 import { createOperationReader, viewerOf } from './operation.js';
-import { readPersistedQueryManifest, useAutomaticPersistedQueries, usePersistedQueryAllowlist } from './persisted-queries.js';
+import { EMPTY_MANIFEST, watchManifest } from './persisted-manifest.js';
+import { persistedQueriesMode, usePersistedDocuments } from './persisted-queries.js';
 import { useRateLimits } from './rate-limit.js';
 import { useSharedResponseCache } from './response-cache.js';
 import { useRedisReadiness } from './shared-state.js';
@@ -17,6 +19,8 @@ export interface EdgeOptions {
   config: GatewayConfig;
   redis: Redis | undefined;
   logger: Logger;
+  /** Where the edge's own metrics register (the gateway's /metrics). */
+  registry: Registry;
   graphqlEndpoint: string;
   readinessEndpoint: string;
 }
@@ -36,7 +40,7 @@ export const inputLimits = (config: GatewayConfig) =>
 // hit nor a conditional request answered 304 (response-cache.ts) skips the rate limit; then tokens, depth, aliases and
 // directives bound parsing and validation, and complexity is measured just before execution; tracing times the
 // execution itself.
-export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
+export function edgePlugins({ config, redis, logger, registry, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
   const operationLimits = {
     maxDepth: config.MAX_DEPTH,
     maxComplexity: config.MAX_COMPLEXITY,
@@ -51,9 +55,16 @@ export function edgePlugins({ config, redis, logger, graphqlEndpoint, readinessE
   const cacheControl = createCacheControl({ readOperation, graphqlEndpoint });
   return [
     useRedisReadiness(redis, readinessEndpoint, logger),
-    config.PERSISTED_QUERIES === 'allowlist'
-      ? usePersistedQueryAllowlist(readPersistedQueryManifest(config.PERSISTED_QUERIES_MANIFEST!))
-      : useAutomaticPersistedQueries(redis, logger),
+    usePersistedDocuments({
+      mode: persistedQueriesMode(config.PERSISTED_QUERIES),
+      manifest: config.PERSISTED_QUERIES_MANIFEST
+        ? watchManifest(config.PERSISTED_QUERIES_MANIFEST, config.PERSISTED_QUERIES_MANIFEST_POLL_MS, logger)
+        : EMPTY_MANIFEST,
+      adminBypass: config.PERSISTED_QUERIES_ADMIN_BYPASS === 'on',
+      redis,
+      logger,
+      registry,
+    }),
     useRateLimits(
       {
         windowMs: config.RATE_LIMIT_WINDOW_MS,

@@ -78,7 +78,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
   const subgraphSigningSecret = signingSecret(config);
   const authorization = authorizationDirectives();
-  const edge = edgePlugins({ config, redis: shared.redis, logger, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
+  const edge = edgePlugins({ config, redis: shared.redis, logger, registry, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
     supergraph,

@@ -1,14 +1,15 @@
-// Persisted queries, `apq` (protocol version 1, in Redis so every replica knows a hash) or `allowlist` (an Apollo
-// manifest's operations only), on every transport; the hash is swapped for its document, which is then checked as any.
+// Persisted documents at the edge (PERSISTED_QUERIES apq, audit or required), one plugin for every transport: it turns
+// an id into its document before anything else reads the document.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createInMemoryAPQStore, useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { ConfigError, ErrorCode, type Logger, type Redis } from '@ordergraph/core';
-import { GraphQLError } from 'graphql';
+import { ErrorCode, type Logger, type Redis, type Viewer } from '@ordergraph/core';
+import { GraphQLError, getOperationAST, parse } from 'graphql';
 import { createLRUCache, type GraphQLParams, type Plugin } from 'graphql-yoga';
-import { z } from 'zod';
+import { Counter, type Registry } from 'prom-client';
+import { viewerOf } from './operation.js';
+import type { PersistedManifest } from './persisted-manifest.js';
 import { isConnected } from './shared-state.js';
 
 const APQ_KEY_PREFIX = 'ordergraph:apq:';
@@ -51,79 +52,165 @@ function redisStore(redis: Redis, logger: Logger): APQStore {
   };
 }
 
-type OnParams = NonNullable<Plugin['onParams']>;
-type ParamsPayload = Parameters<OnParams>[0];
+export const PERSISTED_QUERIES_MODES = ['apq', 'audit', 'required', 'allowlist'] as const;
+export type PersistedQueriesMode = 'apq' | 'audit' | 'required';
 
-/** An empty `query` next to a persisted-query hash is the hash alone: the form graphql-ws and graphql-sse can send. */
-function hashAlone(payload: ParamsPayload): ParamsPayload {
-  const { query, ...params } = payload.params as GraphQLParams;
-  if (query !== '' || !params.extensions?.['persistedQuery']) return payload;
-  payload.setParams(params);
-  return { ...payload, params };
+/** `allowlist` is what `required` was called before the audit mode came. */
+export const persistedQueriesMode = (setting: (typeof PERSISTED_QUERIES_MODES)[number]): PersistedQueriesMode =>
+  setting === 'allowlist' ? 'required' : setting;
+
+export interface PersistedDocumentsOptions {
+  mode: PersistedQueriesMode;
+  /** The trusted documents by id (an empty manifest when none is configured). */
+  manifest: PersistedManifest;
+  /** Whether ADMIN tokens may send any document in `required` mode. */
+  adminBypass: boolean;
+  redis: Redis | undefined;
+  logger: Logger;
+  registry: Registry;
 }
 
-export function useAutomaticPersistedQueries(redis: Redis | undefined, logger: Logger): GatewayPlugin {
-  const apq = useAPQ({ store: redis ? redisStore(redis, logger) : createInMemoryAPQStore(), hash: sha256 });
-  const plugin: Plugin = {
-    async onParams(payload) {
-      try {
-        await apq.onParams?.(hashAlone(payload));
-      } catch (error) {
-        // Protocol version 1 answers an unknown hash with 200 (the client then sends the query); the plugin says 404.
-        if (error instanceof GraphQLError && error.extensions['code'] === ErrorCode.PERSISTED_QUERY_NOT_FOUND) {
-          throw new GraphQLError(error.message, { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND } });
-        }
-        throw error;
-      }
-    },
-  };
-  return plugin as GatewayPlugin;
+type Params = GraphQLParams & { documentId?: unknown };
+type ParamsPayload = Parameters<NonNullable<Plugin['onParams']>>[0];
+
+const DOCUMENT_ID_MAX_LENGTH = 512;
+/** Distinct unknown documents the audit mode remembers having logged, so a busy client logs each once, not per request. */
+const AUDITED_DOCUMENTS = 1000;
+
+const refusal = (message: string, code: string, status: number) => new GraphQLError(message, { extensions: { code, http: { status } } });
+const badRequest = (message: string) => refusal(message, ErrorCode.BAD_REQUEST, 400);
+
+/** `documentId` from a POST body (or a graphql-ws/graphql-sse payload), else from a GET's query string. */
+function documentIdOf(params: Params, request: Request): string | undefined {
+  let id = params.documentId;
+  if (id == null && request.method === 'GET') id = new URL(request.url).searchParams.get('documentId') ?? undefined;
+  if (id == null) return undefined;
+  if (typeof id !== 'string' || id.length === 0 || id.length > DOCUMENT_ID_MAX_LENGTH) {
+    throw badRequest(`documentId must be a string of 1 to ${DOCUMENT_ID_MAX_LENGTH} characters`);
+  }
+  return id;
 }
 
-// Apollo's persisted-query manifest (the format `generate-persisted-query-manifest` writes).
-const manifestSchema = z.object({
-  format: z.literal('apollo-persisted-query-manifest'),
-  version: z.literal(1),
-  operations: z.array(
-    z.object({
-      id: z.string(),
-      body: z.string(),
-      name: z.string().optional(),
-      type: z.enum(['query', 'mutation', 'subscription']).optional(),
-    }),
-  ),
-});
+function apqHashOf(params: Params): string | undefined {
+  const persisted = params.extensions?.['persistedQuery'] as { version?: unknown; sha256Hash?: unknown } | undefined;
+  return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : undefined;
+}
 
-/** Reads a manifest: its operations by ID. Fails start-up when the file is malformed or an ID is not its body's hash. */
-export function readPersistedQueryManifest(path: string): Map<string, string> {
-  let manifest: z.output<typeof manifestSchema>;
+/** The operation's name and type, for the audit log (undefined parts when the document does not say or parse). */
+function describe(query: string, operationName: string | undefined) {
   try {
-    manifest = manifestSchema.parse(JSON.parse(readFileSync(path, 'utf8')));
-  } catch (error) {
-    throw new ConfigError(`Invalid configuration:\n  PERSISTED_QUERIES_MANIFEST: cannot read ${path}: ${String(error)}`);
+    const operation = getOperationAST(parse(query, { noLocation: true }), operationName);
+    return { operationName: operation?.name?.value, operationType: operation?.operation };
+  } catch {
+    return { operationName, operationType: undefined };
   }
-  const wrong = manifest.operations.filter((operation) => operation.id !== sha256(operation.body));
-  if (wrong.length > 0) {
-    const names = wrong.map((operation) => operation.name ?? operation.id).join(', ');
-    throw new ConfigError(`Invalid configuration:\n  PERSISTED_QUERIES_MANIFEST: ids are not the SHA-256 of their body: ${names}`);
-  }
-  return new Map(manifest.operations.map((operation) => [operation.id, operation.body]));
 }
 
-export function usePersistedQueryAllowlist(operations: Map<string, string>): GatewayPlugin {
-  const notAllowed = (message: string) => ({
-    message,
-    extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_ALLOWED, http: { status: 400 } },
+export function usePersistedDocuments(options: PersistedDocumentsOptions): GatewayPlugin {
+  const { mode, manifest, logger } = options;
+  const unknownDocuments = new Counter({
+    name: 'gateway_unknown_documents_total',
+    help: 'Operations whose document the persisted documents manifest does not hold: served (audit mode), refused, or sent by an admin (required mode)',
+    labelNames: ['outcome'],
+    registers: [options.registry],
   });
-  const allowlist: Plugin = usePersistedOperations({
-    getPersistedOperation: (hash) => operations.get(hash) ?? null,
-    allowArbitraryOperations: false,
+  for (const outcome of mode === 'audit' ? ['served'] : mode === 'required' ? ['refused', 'admin'] : []) unknownDocuments.inc({ outcome }, 0);
+  const audited = createLRUCache<true>({ max: AUDITED_DOCUMENTS });
+
+  const apq = mode === 'required' ? undefined : useAPQ({ store: options.redis ? redisStore(options.redis, logger) : createInMemoryAPQStore(), hash: sha256 });
+  // The manifest is served by the same plugin the runtime's `persistedDocuments` option installs
+  // (@graphql-yoga/plugin-persisted-operations), added here rather than through that option: the option places it
+  // before every plugin of ours (input limits, authentication's viewer, automatic persisted queries), so an APQ hash the
+  // manifest lacks would be refused before our APQ store is asked, and the audit would not see what was served. That plugin hands allowArbitraryOperations the request alone; the viewer
+  // (HTTP and WebSocket alike) is on the context, so it is kept by request (one request, one viewer, even in a batch).
+  const viewers = new WeakMap<Request, Viewer>();
+  const mayBypass = (request: Request) => options.adminBypass && viewers.get(request)?.role === 'ADMIN';
+  const trusted: Plugin = usePersistedOperations({
+    getPersistedOperation: (id) => manifest.current().byId.get(id) ?? null,
+    // documentIdOf below has checked documentId and put a GET's into the params.
+    extractPersistedOperationId: (params) => ((params as Params).documentId as string | undefined) ?? apqHashOf(params) ?? null,
+    allowArbitraryOperations: mode === 'required' ? mayBypass : true,
     customErrors: {
       notFound: { message: 'PersistedQueryNotFound', extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND, http: { status: 404 } } },
-      persistedQueryOnly: notAllowed('Only persisted queries are allowed: send extensions.persistedQuery.sha256Hash alone'),
-      keyNotFound: notAllowed('Only persisted queries are allowed: extensions.persistedQuery.sha256Hash is missing'),
+      persistedQueryOnly: () => {
+        unknownDocuments.inc({ outcome: 'refused' });
+        return refusal(
+          'Only persisted documents are allowed: send a documentId (or extensions.persistedQuery.sha256Hash) alone, without query text',
+          ErrorCode.PERSISTED_QUERY_NOT_ALLOWED,
+          400,
+        );
+      },
+      keyNotFound: badRequest('Must provide query string or a persisted document id (documentId or extensions.persistedQuery.sha256Hash)'),
     },
   });
-  const plugin: Plugin = { ...allowlist, onParams: (payload) => allowlist.onParams!(hashAlone(payload)) };
+
+  /** Automatic persisted queries: registration (query and hash) or lookup (hash alone). */
+  async function automatic(payload: ParamsPayload) {
+    try {
+      await apq!.onParams!(payload);
+    } catch (error) {
+      // Protocol version 1 answers an unknown hash with 200 (the client then sends the query); the plugin says 404.
+      if (error instanceof GraphQLError && error.extensions['code'] === ErrorCode.PERSISTED_QUERY_NOT_FOUND) {
+        throw new GraphQLError(error.message, { extensions: { code: ErrorCode.PERSISTED_QUERY_NOT_FOUND } });
+      }
+      throw error;
+    }
+  }
+
+  function audit(query: string, params: Params, request: Request, viewer: Viewer) {
+    unknownDocuments.inc({ outcome: 'served' });
+    const documentHash = sha256(query);
+    if (audited.get(documentHash)) return;
+    audited.set(documentHash, true);
+    logger.warn(
+      {
+        event: 'unknown_document',
+        persistedQueries: mode,
+        documentHash,
+        ...describe(query, params.operationName),
+        clientName: request.headers.get('apollographql-client-name') ?? request.headers.get('graphql-client-name') ?? undefined,
+        clientVersion: request.headers.get('apollographql-client-version') ?? request.headers.get('graphql-client-version') ?? undefined,
+        userId: viewer?.userId,
+      },
+      'served a document the persisted documents manifest does not hold',
+    );
+  }
+
+  const plugin: Plugin = {
+    async onParams(payload) {
+      const sent = payload.params as Params;
+      const viewer = viewerOf(payload.context);
+      viewers.set(payload.request, viewer);
+      const documentId = documentIdOf(sent, payload.request);
+      // An empty query is no query: graphql-ws and graphql-sse clients must send one, so an id comes with ''.
+      const text = sent.query === '' ? undefined : sent.query;
+      if (documentId !== undefined && text !== undefined) throw badRequest('Send a documentId or a query, not both');
+
+      let params: Params = { ...sent, query: text, ...(documentId === undefined ? {} : { documentId }) };
+      if (text === undefined) delete params.query;
+      const setParams = (next: Params) => {
+        params = next;
+        payload.setParams(next);
+      };
+      setParams(params);
+      const inner: ParamsPayload = { ...payload, params, setParams };
+
+      const hash = documentId === undefined ? apqHashOf(params) : undefined;
+      if (apq && hash !== undefined && !manifest.current().byId.has(hash)) await automatic(inner);
+      else await trusted.onParams!(inner);
+
+      const query = params.query;
+      if (typeof query !== 'string' || manifest.current().bodies.has(query)) return;
+      if (mode === 'audit') audit(query, params, payload.request, viewer);
+      else if (mode === 'required') {
+        // Only an administrator's document gets this far (anything else was refused above).
+        unknownDocuments.inc({ outcome: 'admin' });
+        logger.info({ event: 'unknown_document', persistedQueries: mode, documentHash: sha256(query), userId: viewer?.userId }, 'an administrator sent a document outside the manifest');
+      }
+    },
+    onParse: trusted.onParse,
+    onValidate: trusted.onValidate,
+    onDispose: () => manifest.close(),
+  };
   return plugin as GatewayPlugin;
 }

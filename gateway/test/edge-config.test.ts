@@ -1,15 +1,15 @@
 // The edge settings: defaults, what production requires, the persisted-query manifest check, and the announced
 // in-memory fallback when REDIS_URL is unset.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '@ordergraph/core';
 import { loadGatewayConfig } from '../src/config.js';
-import { readPersistedQueryManifest } from '../src/persisted-queries.js';
+import { watchManifest } from '../src/persisted-manifest.js';
 import { openSharedState } from '../src/shared-state.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -40,8 +40,11 @@ describe('edge settings', () => {
     expect(() => loadGatewayConfig({ REDIS_URL: 'http://localhost' })).toThrow(/REDIS_URL/);
   });
 
-  it('require a manifest in allow-list mode', () => {
-    expect(() => loadGatewayConfig({ PERSISTED_QUERIES: 'allowlist' })).toThrow(/PERSISTED_QUERIES_MANIFEST: must be set/);
+  it('require a manifest in the audit and required modes (and allowlist, the former name of required)', () => {
+    for (const mode of ['audit', 'required', 'allowlist']) {
+      expect(() => loadGatewayConfig({ PERSISTED_QUERIES: mode })).toThrow(/PERSISTED_QUERIES_MANIFEST: must be set/);
+    }
+    expect(loadGatewayConfig({})).toMatchObject({ PERSISTED_QUERIES_MANIFEST_POLL_MS: 10_000, PERSISTED_QUERIES_ADMIN_BYPASS: 'on' });
   });
 });
 
@@ -55,20 +58,84 @@ describe('the persisted-query manifest', () => {
   };
   const manifest = (operations: unknown[]) => ({ format: 'apollo-persisted-query-manifest', version: 1, operations });
 
-  it('maps each operation ID to its body', () => {
+  const read = (path: string) => {
+    const watched = watchManifest(path, 0, pino({ level: 'silent' }));
+    watched.close();
+    return watched.current();
+  };
+
+  it('maps each operation ID to its body, whatever the ID', () => {
     const body = '{ products { id } }';
-    const path = write('good.json', manifest([{ id: sha256(body), body, name: 'Products', type: 'query' }]));
-    expect(readPersistedQueryManifest(path)).toEqual(new Map([[sha256(body), body]]));
-    expect(() => readPersistedQueryManifest(write('wrong-id.json', manifest([{ id: sha256('{ users { id } }'), body }])))).toThrow(/not the SHA-256 of their body/);
+    const other = 'query Users { users { id } }';
+    const path = write('good.json', manifest([{ id: sha256(body), body, name: 'Products', type: 'query' }, { id: 'web~1.2.0~users', body: other }]));
+    expect(read(path)).toEqual({ byId: new Map([[sha256(body), body], ['web~1.2.0~users', other]]), bodies: new Set([body, other]) });
   });
 
-  it('refuses a file in another format', () => {
-    for (const [name, content] of [
-      ['not-json.json', '{'],
-      ['other-format.json', { format: 'something-else', version: 1, operations: [] }],
+  it('refuses a file in another format, an ID given two bodies, or a body that does not parse, naming the setting', () => {
+    for (const [name, content, reason] of [
+      ['not-json.json', '{', /JSON/],
+      ['other-format.json', { format: 'something-else', version: 1, operations: [] }, /not an Apollo persisted-query manifest/],
+      ['twice.json', manifest([{ id: 'a', body: '{ a }' }, { id: 'a', body: '{ b }' }]), /id "a" names two different bodies/],
+      ['unparsable.json', manifest([{ id: 'broken', name: 'Broken', body: '{ products { id }' }]), /the body of Broken does not parse/],
     ] as const) {
-      expect(() => readPersistedQueryManifest(write(name, content))).toThrow(ConfigError);
+      expect(() => read(write(name, content))).toThrow(ConfigError);
+      expect(() => read(write(name, content))).toThrow(/PERSISTED_QUERIES_MANIFEST: cannot read/);
+      expect(() => read(write(name, content))).toThrow(reason);
     }
+  });
+});
+
+describe('the manifest, re-read while the gateway runs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ordergraph-manifest-reload-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const manifest = (ids: string[]) =>
+    JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: ids.map((id) => ({ id, body: `query ${id} { products { id } }` })) });
+
+  /** As a deployment replaces it: whole, by a rename (a poll never reads half of it). */
+  const replace = (path: string, content: string) => {
+    writeFileSync(`${path}.tmp`, content);
+    renameSync(`${path}.tmp`, path);
+  };
+
+  it('takes a new version, keeps the last good one through a bad or missing file, and logs each problem once', async () => {
+    const path = join(dir, 'manifest.json');
+    writeFileSync(path, manifest(['First']));
+    const lines: { level: number; msg: string; reason?: string }[] = [];
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()));
+          done();
+        },
+      }),
+    );
+    const watched = watchManifest(path, 10, logger);
+    const ids = () => [...watched.current().byId.keys()];
+    const logged = (count: number) => vi.waitFor(() => expect(lines).toHaveLength(count));
+    try {
+      replace(path, manifest(['First', 'Second']));
+      await logged(2);
+      expect(ids()).toEqual(['First', 'Second']);
+      writeFileSync(path, '{"format": "apollo-persisted-query-manifest"');
+      await logged(3);
+      expect(ids()).toEqual(['First', 'Second']);
+      rmSync(path);
+      await logged(4);
+      expect(ids()).toEqual(['First', 'Second']);
+      replace(path, manifest(['Third']));
+      await logged(5);
+      expect(ids()).toEqual(['Third']);
+    } finally {
+      watched.close();
+    }
+    expect(lines.map(({ level, msg }) => [level, msg])).toEqual([
+      [30, 'persisted documents manifest loaded'],
+      [30, 'persisted documents manifest reloaded'],
+      [50, 'persisted documents manifest is invalid; keeping the previous one'],
+      [50, 'persisted documents manifest is missing; keeping the previous one'],
+      [30, 'persisted documents manifest reloaded'],
+    ]);
   });
 });
 

@@ -5,7 +5,8 @@ import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CompositionError, SUPERGRAPH_PATH, composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/composition';
 import { BASELINE_DIR, publishBaselines, readBaselines } from './baseline.js';
-import { checkApiSchema, checkSubgraphs } from './check.js';
+import { checkApiSchema, checkSubgraphs, type UsageOptions } from './check.js';
+import { readOperations } from './operations.js';
 import { CHECK_EXIT_CODES, checkFailed, formatReport } from './report.js';
 import { fetchApiSchema, fetchSubgraphSdl } from './schema.js';
 
@@ -53,7 +54,9 @@ export function composeCommand(args: string[], out: CommandOutput): number {
 
 /**
  * npm run schema:check: each subgraph's schema against the deployed baseline, or the composed API schema against a
- * running gateway's. Exits 1 on a breaking change or a composition failure, 2 when the check cannot run.
+ * running gateway's; with --operations, which known client operations the change breaks. Exits 1 on a breaking change
+ * (unless --allow-unused-breaking and no known operation uses it), a broken known operation or a composition failure,
+ * 2 when the check cannot run.
  */
 export async function schemaCheckCommand(args: string[], out: CommandOutput): Promise<number> {
   try {
@@ -65,11 +68,20 @@ export async function schemaCheckCommand(args: string[], out: CommandOutput): Pr
         gateway: { type: 'string' },
         token: { type: 'string' },
         config: { type: 'string' },
+        operations: { type: 'string', multiple: true },
+        'allow-unused-breaking': { type: 'boolean', default: false },
       },
     });
+    if (values['allow-unused-breaking'] && !values.operations) {
+      throw new Error('--allow-unused-breaking needs the operations clients send: --operations <manifest.json or folder>');
+    }
+    const usage: UsageOptions | undefined = values.operations && {
+      operations: values.operations.flatMap((path) => readOperations(resolve(path))),
+      allowUnusedBreaking: values['allow-unused-breaking'],
+    };
     const proposed = readSupergraphConfig(values.config && resolve(values.config));
     if (values.gateway) {
-      const result = await checkApiSchema(proposed, await fetchApiSchema(values.gateway, values.token));
+      const result = await checkApiSchema(proposed, await fetchApiSchema(values.gateway, values.token), usage);
       out.log(formatReport(result, `the API schema served at ${values.gateway}`));
       return checkFailed(result) ? CHECK_EXIT_CODES.failed : CHECK_EXIT_CODES.passed;
     }
@@ -82,7 +94,7 @@ export async function schemaCheckCommand(args: string[], out: CommandOutput): Pr
       baselines[name] = await fetchSubgraphSdl(url);
       fromUrls.push(`${name} at ${url}`);
     }
-    const result = await checkSubgraphs(proposed, baselines);
+    const result = await checkSubgraphs(proposed, baselines, usage);
     out.log(formatReport(result, [`the baseline in ${shown(dir)}`, ...fromUrls].join(', ')));
     return checkFailed(result) ? CHECK_EXIT_CODES.failed : CHECK_EXIT_CODES.passed;
   } catch (error) {

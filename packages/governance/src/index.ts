@@ -4,3 +4,4 @@ export * from './report.js';
 export * from './schema.js';
 export * from './versioning.js';
 export * from './commands.js';
+export * from './operations.js';
