@@ -1,6 +1,5 @@
-// The operations clients are known to send (the trusted-documents manifest, or a folder of .graphql documents), and
-// which of them a proposed schema change breaks: each is validated against the proposed API schema, and matched with
-// the breaking changes it touches in the deployed one (a type change passes validation yet breaks the client reading it).
+// The operations clients are known to send (a trusted-documents manifest or a folder of .graphql documents), and which
+// of them a proposed schema change breaks.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import {
@@ -161,7 +160,8 @@ export interface OperationsCheck {
 
 /**
  * The operations a change breaks: those invalid against the proposed API schema, and those that touch a breaking
- * change in the deployed one (`deployed` undefined: validation only), each with its reasons.
+ * change in the deployed one (a type change passes validation yet breaks the client reading it; `deployed` undefined:
+ * validation only), each with its reasons.
  */
 export function checkOperations(
   operations: KnownOperation[],
