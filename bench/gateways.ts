@@ -3,22 +3,21 @@
 // rounds that alternate the order, so that a busy machine weighs on all alike. Bodies are verified identical before
 // timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart
 // next to bench/README.md. `npm run bench -- --help` lists the options.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
+import { ROOT, SECRET, start, stopAll, stopOnSignals } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: options } = parseArgs({
   options: {
     rounds: { type: 'string', default: '2' },
@@ -50,46 +49,6 @@ const DURATION = Number(options.duration);
 const WARMUP = Number(options.warmup);
 const CONNECTIONS = Number(options.connections);
 const scenarios = SCENARIOS.filter((scenario) => options.scenarios.split(',').includes(scenario.id));
-
-const SECRET = 'benchmark-secret-of-at-least-32-characters';
-const SIGNING_SECRET = 'benchmark-subgraph-signing-secret-000000';
-const TSX = ['--conditions=source', '--import', 'tsx'];
-const children: ChildProcess[] = [];
-
-/** Starts a Node.js process and waits until it answers HTTP at `ready` (or says so over IPC). */
-async function start(name: string, script: string, args: string[], env: Record<string, string>, ready: string, execArgv: string[] = []): Promise<ChildProcess> {
-  const child = fork(resolve(ROOT, script), args, {
-    cwd: ROOT,
-    execArgv: [...TSX, ...execArgv],
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...env },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  children.push(child);
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
-  const deadline = Date.now() + 60_000;
-  const answering = (async () => {
-    while (Date.now() < deadline) {
-      const ok = await fetch(ready, { method: 'GET', headers: { 'graphql-require-preflight': '1' } }).then((response) => response.status < 500, () => false);
-      if (ok) return child;
-      await new Promise((done) => setTimeout(done, 200));
-    }
-    throw new Error(`${name} did not start`);
-  })();
-  return Promise.race([answering, exited]);
-}
-
-/** SIGTERM (a profiled process writes its profile as it exits), then SIGKILL if it has not exited 10 s later. */
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      done();
-    });
-    child.kill('SIGTERM');
-  });
-}
 
 interface Gateway {
   name: string;
@@ -240,7 +199,7 @@ async function main() {
   } finally {
     console.log('stopping every process');
     // Gateways first (the last started), so that no request of theirs finds its subgraph gone.
-    for (const child of [...children].reverse()) await stop(child);
+    await stopAll();
     await redis.close();
     rmSync(supergraphPath, { force: true });
   }
@@ -259,4 +218,5 @@ async function main() {
   process.exitCode = failed ? 1 : 0;
 }
 
+stopOnSignals(() => stopAll(3_000));
 await main();

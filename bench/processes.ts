@@ -1,0 +1,92 @@
+// The processes a benchmark starts (subgraphs, gateways, load generators), each a Node.js process of its own, and
+// their teardown: on the normal way out, on failure and on Ctrl-C, no child outlives the command.
+import { fork, type ChildProcess } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The secrets every benchmarked process shares: tokens are signed with JWT_SECRET, subgraph calls with the other. */
+export const SECRET = 'benchmark-secret-of-at-least-32-characters';
+export const SIGNING_SECRET = 'benchmark-subgraph-signing-secret-000000';
+
+const TSX = ['--conditions=source', '--import', 'tsx'];
+const children: ChildProcess[] = [];
+
+/** Forks a TypeScript entry of this repository (through tsx) and keeps it on the list `stopAll` ends. */
+export function forkScript(script: string, args: string[], options: { env?: Record<string, string | undefined>; execArgv?: string[]; stdout?: 'ignore' | 'inherit' } = {}): ChildProcess {
+  const child = fork(resolve(ROOT, script), args, {
+    cwd: ROOT,
+    execArgv: [...TSX, ...(options.execArgv ?? [])],
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', options.stdout ?? 'ignore', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  child.once('exit', () => children.splice(children.indexOf(child), 1));
+  return child;
+}
+
+/** Starts a service (production mode, the shared secrets) and waits until it answers HTTP at `ready`. */
+export async function start(name: string, script: string, args: string[], env: Record<string, string>, ready: string, execArgv: string[] = []): Promise<ChildProcess> {
+  const child = forkScript(script, args, {
+    execArgv,
+    env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...env },
+  });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
+  const deadline = Date.now() + 60_000;
+  const answering = (async () => {
+    while (Date.now() < deadline) {
+      const ok = await fetch(ready, { method: 'GET', headers: { 'graphql-require-preflight': '1' } }).then((response) => response.status < 500, () => false);
+      if (ok) return child;
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    throw new Error(`${name} did not start`);
+  })();
+  return Promise.race([answering, exited]);
+}
+
+/** SIGTERM (a profiled process writes its profile as it exits), then SIGKILL if it has not exited `graceMs` later. */
+export function stop(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Stops every child still running, the last started first (gateways before the subgraphs they call). */
+export async function stopAll(graceMs?: number): Promise<void> {
+  for (const child of [...children].reverse()) await stop(child, graceMs);
+}
+
+/**
+ * On Ctrl-C or SIGTERM: runs `cleanup` (which should stop everything it started, e.g. with stopAll) and exits 130; a
+ * second signal, or a cleanup that takes longer than 15 s, kills what is left at once. On any other exit (an uncaught
+ * error), children still running are killed.
+ */
+export function stopOnSignals(cleanup: () => Promise<void>): void {
+  let interrupted = false;
+  const kill = () => {
+    for (const child of children) child.kill('SIGKILL');
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) {
+      kill();
+      process.exit(130);
+    }
+    interrupted = true;
+    console.error(`\n${signal}: stopping every process`);
+    setTimeout(() => {
+      kill();
+      process.exit(130);
+    }, 15_000).unref();
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', kill);
+}
