@@ -1,0 +1,359 @@
+// npm run bench:fanout: how order events fan out to N subscribers (issue 17). Redis, the seeded subgraphs, two
+// orders instances, two gateway replicas and the subscribers (child processes of their own) all run apart; each
+// subscriber must receive every created order exactly once. `npm run bench:fanout -- --help` lists the options.
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
+import { toGlobalId } from '@ordergraph/core';
+import { freePort, readCounter, redisClient, redisSubscriptions, startRedis, token, type TestRedis } from '@ordergraph/testkit';
+import { addTallies, emptyTally, summarise, type FromSubscribers, type LatencySummary, type SubscriberPlan, type Tally, type ToSubscribers } from './fanout-tally.js';
+import { processConnections, processCpuMs, processRssMb } from './process-stats.js';
+import { ROOT, SECRET, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
+
+const SELECTIONS = {
+  // createdAt is what each delivery is timed from.
+  basic: 'newOrderCreated { id createdAt }',
+  // The README's cross-subgraph selection (users and catalog fields), with createdAt for the timing.
+  cross: 'newOrderCreated { id createdAt user { name } items { quantity product { name } } }',
+} as const;
+type Selection = keyof typeof SELECTIONS;
+
+const { values: options } = parseArgs({
+  options: {
+    subscribers: { type: 'string', default: '100,1000,5000' },
+    events: { type: 'string', default: '50' },
+    interval: { type: 'string', default: '200' },
+    identities: { type: 'string', default: '0' },
+    selection: { type: 'string', default: 'basic' },
+    'subscriber-processes': { type: 'string', default: '2' },
+    drain: { type: 'string', default: '30' },
+    readme: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (options.help) {
+  console.log(`npm run bench:fanout -- [--subscribers 100,1000,5000] [--events 50] [--interval 200] [--identities 0] [--selection basic|cross]
+  subscribers           subscriber counts, one run each (fresh orders instances and gateways every time); half of
+                        them over graphql-ws, half over SSE (graphql-sse), spread evenly over the two gateway replicas
+  events                createOrder mutations per run, sent through the first replica, one every --interval ms
+  identities            0: each subscriber signs in as an ADMIN of its own; K: the subscribers share K ADMIN identities
+  selection             basic: ${SELECTIONS.basic}
+                        cross: ${SELECTIONS.cross}
+  subscriber-processes  child processes the subscribers are spread over
+  drain                 seconds to wait, after the last mutation, for deliveries that have not arrived (then: lost)
+  readme                replace the figures in bench/README.md's "Subscription fan-out" section with this run's`);
+  process.exit(0);
+}
+
+const SIZES = options.subscribers.split(',').map(Number);
+const EVENTS = Number(options.events);
+const INTERVAL = Number(options.interval);
+const IDENTITIES = Number(options.identities);
+const SUBSCRIBER_PROCESSES = Number(options['subscriber-processes']);
+const DRAIN_MS = Number(options.drain) * 1000;
+if (!(options.selection in SELECTIONS)) throw new Error(`--selection is basic or cross, not ${options.selection}`);
+const SELECTION = options.selection as Selection;
+const QUERY = `subscription FanOut { ${SELECTIONS[SELECTION]} }`;
+if ([...SIZES, EVENTS, INTERVAL, IDENTITIES, SUBSCRIBER_PROCESSES, DRAIN_MS].some((n) => !Number.isInteger(n) || n < 0) || SIZES.includes(0) || SUBSCRIBER_PROCESSES < 1) {
+  throw new Error('--subscribers, --events, --interval, --identities, --subscriber-processes and --drain take whole numbers (subscribers and processes at least 1)');
+}
+
+const ADMIN = 'user-0000'; // the seeded administrator: places every order, so that `user { name }` resolves
+const CREATE = 'mutation PlaceOrder($input: CreateOrderInput!) { createOrder(input: $input) { id createdAt } }';
+const pad = (n: number) => String(n).padStart(4, '0');
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+interface Endpoint {
+  name: string;
+  port: number;
+  url: string;
+  process?: ChildProcess;
+}
+
+const base = (endpoint: Endpoint) => endpoint.url.replace('/graphql', '');
+const pidOf = (endpoint: Endpoint) => endpoint.process!.pid!;
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+const gauge = (endpoint: Endpoint, name: string) => readCounter(`${base(endpoint)}/metrics`, name);
+
+interface Row {
+  subscribers: number;
+  expected: number;
+  tally: Tally;
+  latency: LatencySummary;
+  mutationMs: LatencySummary;
+  gatewayCpuUs: number;
+  ordersCpuUs: number;
+  gatewaySubscribeCpuMs: number;
+  gatewayRssMb: number[];
+  ordersRssMb: number[];
+  redisClients: number;
+  upstream: { orders: number; users: number; catalog: number }[];
+}
+
+/** The `connected_clients` of Redis's INFO clients, not counting the connection that asks. */
+async function redisClients(url: string): Promise<number> {
+  const redis = redisClient(url);
+  try {
+    const info = await redis.info('clients');
+    return Number(/^connected_clients:(\d+)/m.exec(info)?.[1] ?? Number.NaN) - 1;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Who subscriber `i` is: transports alternate, replicas alternate in pairs, and K shared identities span both. */
+function plan(i: number, gateways: Endpoint[]): SubscriberPlan {
+  const identity = IDENTITIES > 0 ? `user-${pad(1 + (Math.floor(i / 4) % IDENTITIES))}` : `user-${pad(1 + i)}`;
+  return { transport: i % 2 === 0 ? 'ws' : 'sse', url: gateways[Math.floor(i / 2) % gateways.length]!.url, identity };
+}
+
+/** Polls `check` every 500 ms, printing `describe`, until it holds or nothing has changed for `stallMs`. */
+async function until(check: () => Promise<{ done: boolean; state: string }>, stallMs: number): Promise<boolean> {
+  let last = '';
+  let changed = Date.now();
+  let printed = 0;
+  for (;;) {
+    const { done, state } = await check();
+    if (state !== last) [last, changed] = [state, Date.now()];
+    if (done || Date.now() - printed > 2000) {
+      log(`  ${state}`);
+      printed = Date.now();
+    }
+    if (done) return true;
+    if (Date.now() - changed > stallMs) return false;
+    await sleep(500);
+  }
+}
+
+async function runSize(n: number, ports: { orders: number[]; gateways: number[]; users: number; catalog: number }, supergraphs: string[], redis: TestRedis): Promise<Row> {
+  const catalogUrl = `http://127.0.0.1:${ports.catalog}/graphql`;
+  const orders: Endpoint[] = ports.orders.map((port, i) => ({ name: `orders ${'AB'[i]}`, port, url: `http://127.0.0.1:${port}/graphql` }));
+  const gateways: Endpoint[] = ports.gateways.map((port, i) => ({ name: `gateway ${'AB'[i]}`, port, url: `http://127.0.0.1:${port}/graphql` }));
+  log(`N = ${n}: starting orders A and B, gateways A and B`);
+  for (const endpoint of orders) {
+    endpoint.process = await start(endpoint.name, 'services/orders/src/index.ts', [], {
+      PORT: String(endpoint.port), SEED: 'true', CATALOG_URL: catalogUrl, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
+    }, `${base(endpoint)}/healthz`);
+  }
+  for (const [i, endpoint] of gateways.entries()) {
+    endpoint.process = await start(endpoint.name, 'gateway/src/index.ts', [], {
+      PORT: String(endpoint.port), SUPERGRAPH_PATH: supergraphs[i]!, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
+      // High enough that the benchmark measures delivery, not refusals (every subscriber comes from 127.0.0.1).
+      RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000',
+    }, `${base(endpoint)}/healthz`);
+  }
+  const measured = [...gateways, ...orders];
+  const peakRss = new Map(measured.map((endpoint) => [endpoint.name, 0]));
+  const sampleRss = () => {
+    for (const endpoint of measured) {
+      // A process gone (Ctrl-C, a crash) has no /proc entry: the run is ending anyway.
+      if (endpoint.process!.exitCode === null && endpoint.process!.signalCode === null) {
+        peakRss.set(endpoint.name, Math.max(peakRss.get(endpoint.name)!, processRssMb(pidOf(endpoint))));
+      }
+    }
+  };
+  const rssSampler = setInterval(sampleRss, 100);
+  const cpu = (endpoints: Endpoint[]) => sum(endpoints.map((endpoint) => processCpuMs(pidOf(endpoint))));
+
+  const plans = Array.from({ length: n }, (_, i) => plan(i, gateways));
+  const processes = Math.min(SUBSCRIBER_PROCESSES, n);
+  const children = Array.from({ length: processes }, () => forkScript('bench/fanout-subscribers.ts', [], { env: { NODE_ENV: 'production' } }));
+  const progress = children.map((): Extract<FromSubscribers, { type: 'progress' }> => ({ type: 'progress', subscribed: 0, distinct: 0, ended: 0 }));
+  const results = children.map(
+    (child, i) =>
+      new Promise<Extract<FromSubscribers, { type: 'result' }>>((done, fail) => {
+        child.on('message', (message: FromSubscribers) => (message.type === 'progress' ? (progress[i] = message) : done(message)));
+        child.once('exit', (code) => fail(new Error(`subscriber process ${i + 1} exited with ${code} before reporting`)));
+      }),
+  );
+  results.forEach((result) => result.catch(() => {})); // awaited below; a failure then is reported there
+  const total = (key: 'subscribed' | 'distinct' | 'ended') => sum(progress.map((p) => p[key]));
+
+  try {
+    // Subscribe, and wait until every stream is open on the gateways, upstream on orders and on Redis.
+    const gatewayCpu0 = cpu(gateways);
+    children.forEach((child, i) => {
+      const message: ToSubscribers = { type: 'subscribe', subscribers: plans.filter((_, j) => j % processes === i), query: QUERY, secret: SECRET };
+      child.send(message);
+    });
+    let ordersStreams = -1;
+    let ordersSteady = 0;
+    const open = await until(async () => {
+      const atGateways = await Promise.all(gateways.map((gateway) => gauge(gateway, 'graphql_active_subscriptions')));
+      const atOrders = await Promise.all(orders.map((endpoint) => gauge(endpoint, 'graphql_active_subscriptions')));
+      const redisSubscribers = await redisSubscriptions(redis.url, 'ordergraph:order-created');
+      // With deduplicated upstreams orders may hold fewer streams than there are subscribers: it is settled once the
+      // count has stayed the same for a second.
+      ordersSteady = sum(atOrders) === ordersStreams && sum(atOrders) > 0 ? ordersSteady + 1 : 0;
+      ordersStreams = sum(atOrders);
+      const done = sum(atGateways) === n && ordersSteady >= 2 && redisSubscribers === orders.length;
+      return {
+        done,
+        state: `subscribers: ${total('subscribed')}/${n} subscribed, ${total('ended')} ended; streams on gateways ${atGateways.join(' + ')}, on orders ${atOrders.join(' + ')}; Redis subscribers of the creation channel ${redisSubscribers}`,
+      };
+    }, 60_000);
+    if (!open) log(`  not every subscription opened within a minute of the last change: carrying on (those missing will count as lost)`);
+    const gatewaySubscribeCpuMs = (cpu(gateways) - gatewayCpu0) / n;
+
+    // The events: createOrder through replica A on a fixed schedule (a slow answer does not delay the next).
+    const authorization = `Bearer ${await token('ADMIN', ADMIN, { secret: SECRET })}`;
+    const created: string[] = [];
+    const mutationMs: number[] = [];
+    let failedMutations = 0;
+    let snapshot: Pick<Row, 'redisClients' | 'upstream'> | undefined;
+    const takeSnapshot = async () => {
+      snapshot = {
+        redisClients: await redisClients(redis.url),
+        upstream: gateways.map((gateway) => {
+          const counts = processConnections(pidOf(gateway), [ports.orders[gateways.indexOf(gateway)]!, ports.users, ports.catalog]);
+          return { orders: counts.get(ports.orders[gateways.indexOf(gateway)]!)!, users: counts.get(ports.users)!, catalog: counts.get(ports.catalog)! };
+        }),
+      };
+    };
+    const [gatewayCpu1, ordersCpu1] = [cpu(gateways), cpu(orders)];
+    const started = Date.now();
+    const sends = Array.from({ length: EVENTS }, async (_, k) => {
+      await sleep(started + k * INTERVAL - Date.now());
+      const sent = performance.now();
+      const input = { items: [{ productId: toGlobalId('Product', `product-${pad(k % 200)}`), quantity: 1 + (k % 3) }] };
+      try {
+        const response = await fetch(gateways[0]!.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: JSON.stringify({ query: CREATE, variables: { input } }),
+        });
+        const body = (await response.json()) as { data?: { createOrder?: { id: string } }; errors?: unknown };
+        if (!body.data?.createOrder) throw new Error(`${response.status} ${JSON.stringify(body.errors)}`);
+        created.push(body.data.createOrder.id);
+        mutationMs.push(performance.now() - sent);
+      } catch (error) {
+        if (failedMutations++ === 0) log(`  createOrder failed: ${String(error)}`);
+      }
+      if (k === Math.floor(EVENTS / 2)) await takeSnapshot();
+    });
+    const reporter = setInterval(() => {
+      log(`  events: ${created.length + failedMutations}/${EVENTS} sent (${failedMutations} failed); deliveries ${total('distinct')}/${n * created.length}, ${total('ended')} streams ended`);
+    }, 2000);
+    await Promise.all(sends);
+    clearInterval(reporter);
+    if (!snapshot) await takeSnapshot();
+    const expected = n * created.length;
+    const delivered = await until(
+      async () => ({ done: total('distinct') >= expected, state: `events: all ${EVENTS} sent (${failedMutations} failed); deliveries ${total('distinct')}/${expected}` }),
+      DRAIN_MS,
+    );
+    if (!delivered) log(`  no delivery for ${DRAIN_MS / 1000} s: the rest count as lost`);
+    await sleep(500); // a late duplicate still counts
+    const [gatewayCpu2, ordersCpu2] = [cpu(gateways), cpu(orders)];
+    sampleRss();
+
+    children.forEach((child) => child.send({ type: 'finish', created } satisfies ToSubscribers));
+    const reports = await Promise.all(results);
+    const tally = reports.reduce((sum, report) => addTallies(sum, report.tally), emptyTally());
+    const deliveries = Math.max(1, tally.delivered);
+    return {
+      subscribers: n,
+      expected,
+      tally,
+      latency: summarise(reports.flatMap((report) => report.latencies)),
+      mutationMs: summarise(mutationMs),
+      gatewayCpuUs: ((gatewayCpu2 - gatewayCpu1) * 1000) / deliveries,
+      ordersCpuUs: ((ordersCpu2 - ordersCpu1) * 1000) / deliveries,
+      gatewaySubscribeCpuMs,
+      gatewayRssMb: gateways.map((gateway) => peakRss.get(gateway.name)!),
+      ordersRssMb: orders.map((endpoint) => peakRss.get(endpoint.name)!),
+      ...snapshot!,
+    };
+  } finally {
+    clearInterval(rssSampler);
+    await Promise.all(children.map((child) => stop(child, 2_000)));
+    for (const group of [gateways, orders]) await Promise.all(group.flatMap((endpoint) => (endpoint.process ? [stop(endpoint.process)] : [])));
+  }
+}
+
+const ms = (value: number) => value.toFixed(0);
+const mb = (values: number[]) => values.map((value) => value.toFixed(0)).join(' / ');
+
+function renderRows(rows: Row[]): string {
+  const lines = [
+    '| subscribers (half ws, half SSE) | delivered / expected | lost | duplicated | foreign | errors | streams ended | p50 ms | p99 ms | max ms | gateway CPU µs/delivery | orders CPU µs/delivery | gateway CPU ms/subscribe | peak RSS MB gateways A / B | peak RSS MB orders A / B | Redis clients | gateway→orders connections A / B | gateway→users, catalog A / B |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const row of rows) {
+    const t = row.tally;
+    lines.push(
+      `| ${row.subscribers} | ${t.delivered} / ${row.expected} | ${t.lost} | ${t.duplicated} | ${t.foreign} | ${t.errors} | ${t.ended} | ${ms(row.latency.p50)} | ${ms(row.latency.p99)} | ${ms(row.latency.max)} | ` +
+        `${row.gatewayCpuUs.toFixed(0)} | ${row.ordersCpuUs.toFixed(0)} | ${row.gatewaySubscribeCpuMs.toFixed(2)} | ${mb(row.gatewayRssMb)} | ${mb(row.ordersRssMb)} | ${row.redisClients} | ` +
+        `${row.upstream.map((u) => u.orders).join(' / ')} | ${row.upstream.map((u) => `${u.users}, ${u.catalog}`).join(' / ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const README_START = '<!-- fanout-results:start (npm run bench:fanout -- --readme replaces this block) -->';
+const README_END = '<!-- fanout-results:end -->';
+
+async function main() {
+  const startedAt = new Date();
+  const loadBefore = load();
+  const command = `npm run bench:fanout -- ${process.argv.slice(2).filter((arg) => arg !== '--readme').join(' ')}`.trim();
+  log(`fan-out benchmark: ${SIZES.join(', ')} subscribers, ${EVENTS} events ${INTERVAL} ms apart, ${IDENTITIES > 0 ? `${IDENTITIES} shared` : 'distinct'} ADMIN identities, selection ${SELECTION}, ${SUBSCRIBER_PROCESSES} subscriber processes, node ${process.version}`);
+  log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadBefore}`);
+  const redis = await startRedis();
+  const ports = { users: await freePort(), catalog: await freePort(), orders: [await freePort(), await freePort()], gateways: [await freePort(), await freePort()] };
+  const url = (port: number) => `http://127.0.0.1:${port}/graphql`;
+  // Each gateway replica in front of an orders instance of its own (as the test kit's replicas run them), users and
+  // the catalog shared; Redis carries each order event to both orders instances.
+  const supergraphs = ports.orders.map((port, i) => {
+    const path = resolve(tmpdir(), `ordergraph-fanout-supergraph-${'ab'[i]}.${process.pid}.graphql`);
+    writeFileSync(path, composeSupergraph(readSupergraphConfig(), { users: url(ports.users), orders: url(port), catalog: url(ports.catalog) }));
+    return path;
+  });
+  const cleanup = async () => {
+    await stopAll(3_000);
+    await redis.close();
+    for (const path of supergraphs) rmSync(path, { force: true });
+  };
+  stopOnSignals(cleanup);
+  const rows: Row[] = [];
+  try {
+    log('starting catalog and users (production mode, seeded embedded stores)');
+    await start('catalog', 'services/catalog/src/index.ts', [], { PORT: String(ports.catalog), SEED: 'true', SHUTDOWN_DELAY: '0' }, url(ports.catalog).replace('/graphql', '/healthz'));
+    await start('users', 'services/users/src/index.ts', [], {
+      PORT: String(ports.users), SEED: 'true', ORDERS_URL: url(ports.orders[0]!), CATALOG_URL: url(ports.catalog), SHUTDOWN_DELAY: '0',
+    }, url(ports.users).replace('/graphql', '/healthz'));
+    for (const n of SIZES) {
+      const row = await runSize(n, ports, supergraphs, redis);
+      rows.push(row);
+      const t = row.tally;
+      log(`N = ${n}: delivered ${t.delivered}/${row.expected}, lost ${t.lost}, duplicated ${t.duplicated}, foreign ${t.foreign}, errors ${t.errors}; latency from createdAt p50 ${ms(row.latency.p50)} ms, p99 ${ms(row.latency.p99)} ms, max ${ms(row.latency.max)} ms; createOrder round trip p50 ${ms(row.mutationMs.p50)} ms; gateway CPU ${row.gatewayCpuUs.toFixed(0)} µs and orders CPU ${row.ordersCpuUs.toFixed(0)} µs per delivery`);
+    }
+  } finally {
+    log('stopping every process');
+    await cleanup();
+  }
+  const header =
+    `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}; ` +
+    `load average ${loadBefore} before and ${load()} after. \`${command}\`: ${EVENTS} events ${INTERVAL} ms apart, ` +
+    `${IDENTITIES > 0 ? `subscribers sharing ${IDENTITIES} ADMIN identities` : 'each subscriber an ADMIN identity of its own'}, \`${SELECTIONS[SELECTION]}\`, ${SUBSCRIBER_PROCESSES} subscriber processes.`;
+  const table = renderRows(rows);
+  console.log(`\n${header}\n\n${table}`);
+  if (options.readme) {
+    const path = resolve(ROOT, 'bench/README.md');
+    const text = readFileSync(path, 'utf8');
+    const [from, to] = [text.indexOf(README_START), text.indexOf(README_END)];
+    if (from < 0 || to < from) throw new Error(`bench/README.md has no ${README_START} ... ${README_END} block`);
+    writeFileSync(path, `${text.slice(0, from + README_START.length)}\n${header}\n\n${table}\n${text.slice(to)}`);
+    log('figures written to bench/README.md');
+  }
+  const wrong = rows.some((row) => row.tally.lost + row.tally.duplicated + row.tally.foreign + row.tally.errors > 0);
+  if (wrong) console.error('some subscriber missed, repeated or received an event it should not have, or an error (see the table)');
+  process.exitCode = wrong ? 1 : 0;
+}
+
+await main();
