@@ -44,7 +44,8 @@ if (options.help) {
                         cross: ${SELECTIONS.cross}
   subscriber-processes  child processes the subscribers are spread over
   drain                 seconds to wait, after the last mutation, for deliveries that have not arrived (then: lost)
-  readme                replace the figures in bench/README.md's "Subscription fan-out" section with this run's`);
+  readme                replace the figures of this kind of run (selection; distinct or shared identities) in
+                        bench/README.md's "Subscription fan-out" section with this run's`);
   process.exit(0);
 }
 
@@ -62,6 +63,9 @@ if ([...SIZES, EVENTS, INTERVAL, IDENTITIES, SUBSCRIBER_PROCESSES, DRAIN_MS].som
 }
 
 const ADMIN = 'user-0000'; // the seeded administrator: places every order, so that `user { name }` resolves
+/** Orders placed before anyone subscribes: the first warm createOrder up, the others say what it costs alone. */
+const WARMUP_ORDERS = 10;
+const BASELINE_ORDERS = 20;
 const CREATE = 'mutation PlaceOrder($input: CreateOrderInput!) { createOrder(input: $input) { id createdAt } }';
 const pad = (n: number) => String(n).padStart(4, '0');
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -82,17 +86,38 @@ const gauge = (endpoint: Endpoint, name: string) => readCounter(`${base(endpoint
 
 interface Row {
   subscribers: number;
+  /** createOrder mutations that succeeded. */
+  events: number;
   expected: number;
   tally: Tally;
   latency: LatencySummary;
   mutationMs: LatencySummary;
   gatewayCpuUs: number;
   ordersCpuUs: number;
+  /** users and catalog together: what cross-subgraph fields cost them. */
+  peersCpuUs: number;
+  /** The subscriber processes: if they are busy, latencies are partly theirs. */
+  subscribersCpuUs: number;
   gatewaySubscribeCpuMs: number;
+  /** CPU of one createOrder with no subscriber, in the gateways and in orders (warm-up orders before subscribing). */
+  createOrderCpuMs: { gateway: number; orders: number };
   gatewayRssMb: number[];
   ordersRssMb: number[];
   redisClients: number;
   upstream: { orders: number; users: number; catalog: number }[];
+}
+
+/** Places an order through `gateway` as the seeded administrator; returns its ID. */
+async function placeOrder(gateway: Endpoint, authorization: string, k: number): Promise<string> {
+  const input = { items: [{ productId: toGlobalId('Product', `product-${pad(k % 200)}`), quantity: 1 + (k % 3) }] };
+  const response = await fetch(gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization },
+    body: JSON.stringify({ query: CREATE, variables: { input } }),
+  });
+  const body = (await response.json()) as { data?: { createOrder?: { id: string } }; errors?: unknown };
+  if (!body.data?.createOrder) throw new Error(`createOrder: ${response.status} ${JSON.stringify(body.errors)}`);
+  return body.data.createOrder.id;
 }
 
 /** The `connected_clients` of Redis's INFO clients, not counting the connection that asks. */
@@ -130,7 +155,7 @@ async function until(check: () => Promise<{ done: boolean; state: string }>, sta
   }
 }
 
-async function runSize(n: number, ports: { orders: number[]; gateways: number[]; users: number; catalog: number }, supergraphs: string[], redis: TestRedis): Promise<Row> {
+async function runSize(n: number, ports: { orders: number[]; gateways: number[]; users: number; catalog: number }, supergraphs: string[], redis: TestRedis, peers: ChildProcess[]): Promise<Row> {
   const catalogUrl = `http://127.0.0.1:${ports.catalog}/graphql`;
   const orders: Endpoint[] = ports.orders.map((port, i) => ({ name: `orders ${'AB'[i]}`, port, url: `http://127.0.0.1:${port}/graphql` }));
   const gateways: Endpoint[] = ports.gateways.map((port, i) => ({ name: `gateway ${'AB'[i]}`, port, url: `http://127.0.0.1:${port}/graphql` }));
@@ -159,6 +184,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
   };
   const rssSampler = setInterval(sampleRss, 100);
   const cpu = (endpoints: Endpoint[]) => sum(endpoints.map((endpoint) => processCpuMs(pidOf(endpoint))));
+  const cpuOf = (processes: ChildProcess[]) => sum(processes.map((child) => processCpuMs(child.pid!)));
 
   const plans = Array.from({ length: n }, (_, i) => plan(i, gateways));
   const processes = Math.min(SUBSCRIBER_PROCESSES, n);
@@ -175,6 +201,13 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
   const total = (key: 'subscribed' | 'distinct' | 'ended') => sum(progress.map((p) => p[key]));
 
   try {
+    // What createOrder costs with no one listening (also warming its path up): part of every figure per delivery.
+    const authorization = `Bearer ${await token('ADMIN', ADMIN, { secret: SECRET })}`;
+    for (let k = 0; k < WARMUP_ORDERS; k++) await placeOrder(gateways[0]!, authorization, k);
+    const [warmGateways, warmOrders] = [cpu(gateways), cpu(orders)];
+    for (let k = 0; k < BASELINE_ORDERS; k++) await placeOrder(gateways[0]!, authorization, k);
+    const createOrderCpuMs = { gateway: (cpu(gateways) - warmGateways) / BASELINE_ORDERS, orders: (cpu(orders) - warmOrders) / BASELINE_ORDERS };
+
     // Subscribe, and wait until every stream is open on the gateways, upstream on orders and on Redis.
     const gatewayCpu0 = cpu(gateways);
     children.forEach((child, i) => {
@@ -201,7 +234,6 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
     const gatewaySubscribeCpuMs = (cpu(gateways) - gatewayCpu0) / n;
 
     // The events: createOrder through replica A on a fixed schedule (a slow answer does not delay the next).
-    const authorization = `Bearer ${await token('ADMIN', ADMIN, { secret: SECRET })}`;
     const created: string[] = [];
     const mutationMs: number[] = [];
     let failedMutations = 0;
@@ -215,21 +247,13 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
         }),
       };
     };
-    const [gatewayCpu1, ordersCpu1] = [cpu(gateways), cpu(orders)];
+    const [gatewayCpu1, ordersCpu1, peersCpu1, subscribersCpu1] = [cpu(gateways), cpu(orders), cpuOf(peers), cpuOf(children)];
     const started = Date.now();
     const sends = Array.from({ length: EVENTS }, async (_, k) => {
       await sleep(started + k * INTERVAL - Date.now());
       const sent = performance.now();
-      const input = { items: [{ productId: toGlobalId('Product', `product-${pad(k % 200)}`), quantity: 1 + (k % 3) }] };
       try {
-        const response = await fetch(gateways[0]!.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization },
-          body: JSON.stringify({ query: CREATE, variables: { input } }),
-        });
-        const body = (await response.json()) as { data?: { createOrder?: { id: string } }; errors?: unknown };
-        if (!body.data?.createOrder) throw new Error(`${response.status} ${JSON.stringify(body.errors)}`);
-        created.push(body.data.createOrder.id);
+        created.push(await placeOrder(gateways[0]!, authorization, k));
         mutationMs.push(performance.now() - sent);
       } catch (error) {
         if (failedMutations++ === 0) log(`  createOrder failed: ${String(error)}`);
@@ -249,7 +273,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
     );
     if (!delivered) log(`  no delivery for ${DRAIN_MS / 1000} s: the rest count as lost`);
     await sleep(500); // a late duplicate still counts
-    const [gatewayCpu2, ordersCpu2] = [cpu(gateways), cpu(orders)];
+    const [gatewayCpu2, ordersCpu2, peersCpu2, subscribersCpu2] = [cpu(gateways), cpu(orders), cpuOf(peers), cpuOf(children)];
     sampleRss();
 
     children.forEach((child) => child.send({ type: 'finish', created } satisfies ToSubscribers));
@@ -258,13 +282,17 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
     const deliveries = Math.max(1, tally.delivered);
     return {
       subscribers: n,
+      events: created.length,
       expected,
       tally,
       latency: summarise(reports.flatMap((report) => report.latencies)),
       mutationMs: summarise(mutationMs),
       gatewayCpuUs: ((gatewayCpu2 - gatewayCpu1) * 1000) / deliveries,
       ordersCpuUs: ((ordersCpu2 - ordersCpu1) * 1000) / deliveries,
+      peersCpuUs: ((peersCpu2 - peersCpu1) * 1000) / deliveries,
+      subscribersCpuUs: ((subscribersCpu2 - subscribersCpu1) * 1000) / deliveries,
       gatewaySubscribeCpuMs,
+      createOrderCpuMs,
       gatewayRssMb: gateways.map((gateway) => peakRss.get(gateway.name)!),
       ordersRssMb: orders.map((endpoint) => peakRss.get(endpoint.name)!),
       ...snapshot!,
@@ -279,24 +307,30 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
 const ms = (value: number) => value.toFixed(0);
 const mb = (values: number[]) => values.map((value) => value.toFixed(0)).join(' / ');
 
+/** CPU per delivery without the events' own createOrder (as measured with no one subscribed). */
+const net = (row: Row, of: 'gateway' | 'orders') =>
+  ((of === 'gateway' ? row.gatewayCpuUs : row.ordersCpuUs) - (row.events * row.createOrderCpuMs[of] * 1000) / Math.max(1, row.tally.delivered)).toFixed(0);
+
 function renderRows(rows: Row[]): string {
   const lines = [
-    '| subscribers (half ws, half SSE) | delivered / expected | lost | duplicated | foreign | errors | streams ended | p50 ms | p99 ms | max ms | gateway CPU µs/delivery | orders CPU µs/delivery | gateway CPU ms/subscribe | peak RSS MB gateways A / B | peak RSS MB orders A / B | Redis clients | gateway→orders connections A / B | gateway→users, catalog A / B |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| subscribers (half ws, half SSE) | delivered / expected | lost | duplicated | foreign | errors | streams ended | p50 ms | p99 ms | max ms | gateway CPU µs/delivery (net of createOrder) | orders CPU µs/delivery (net of createOrder) | users + catalog CPU µs/delivery | subscriber processes CPU µs/delivery | gateway CPU ms/subscribe | createOrder alone: gateway / orders CPU ms | peak RSS MB gateways A / B | peak RSS MB orders A / B | Redis clients | gateway→orders connections A / B | gateway→users, catalog A / B |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
     const t = row.tally;
     lines.push(
       `| ${row.subscribers} | ${t.delivered} / ${row.expected} | ${t.lost} | ${t.duplicated} | ${t.foreign} | ${t.errors} | ${t.ended} | ${ms(row.latency.p50)} | ${ms(row.latency.p99)} | ${ms(row.latency.max)} | ` +
-        `${row.gatewayCpuUs.toFixed(0)} | ${row.ordersCpuUs.toFixed(0)} | ${row.gatewaySubscribeCpuMs.toFixed(2)} | ${mb(row.gatewayRssMb)} | ${mb(row.ordersRssMb)} | ${row.redisClients} | ` +
+        `${row.gatewayCpuUs.toFixed(0)} (${net(row, 'gateway')}) | ${row.ordersCpuUs.toFixed(0)} (${net(row, 'orders')}) | ${row.peersCpuUs.toFixed(0)} | ${row.subscribersCpuUs.toFixed(0)} | ${row.gatewaySubscribeCpuMs.toFixed(2)} | ${row.createOrderCpuMs.gateway.toFixed(1)} / ${row.createOrderCpuMs.orders.toFixed(1)} | ${mb(row.gatewayRssMb)} | ${mb(row.ordersRssMb)} | ${row.redisClients} | ` +
         `${row.upstream.map((u) => u.orders).join(' / ')} | ${row.upstream.map((u) => `${u.users}, ${u.catalog}`).join(' / ')} |`,
     );
   }
   return lines.join('\n');
 }
 
-const README_START = '<!-- fanout-results:start (npm run bench:fanout -- --readme replaces this block) -->';
-const README_END = '<!-- fanout-results:end -->';
+/** bench/README.md keeps one block of figures per kind of run: the selection, and distinct or shared identities. */
+const README_BLOCK = `fanout-results ${SELECTION}, ${IDENTITIES > 0 ? 'shared' : 'distinct'} identities`;
+const README_START = `<!-- ${README_BLOCK}: start (npm run bench:fanout -- --readme replaces this block) -->`;
+const README_END = `<!-- ${README_BLOCK}: end -->`;
 
 async function main() {
   const startedAt = new Date();
@@ -323,12 +357,12 @@ async function main() {
   const rows: Row[] = [];
   try {
     log('starting catalog and users (production mode, seeded embedded stores)');
-    await start('catalog', 'services/catalog/src/index.ts', [], { PORT: String(ports.catalog), SEED: 'true', SHUTDOWN_DELAY: '0' }, url(ports.catalog).replace('/graphql', '/healthz'));
-    await start('users', 'services/users/src/index.ts', [], {
+    const catalog = await start('catalog', 'services/catalog/src/index.ts', [], { PORT: String(ports.catalog), SEED: 'true', SHUTDOWN_DELAY: '0' }, url(ports.catalog).replace('/graphql', '/healthz'));
+    const users = await start('users', 'services/users/src/index.ts', [], {
       PORT: String(ports.users), SEED: 'true', ORDERS_URL: url(ports.orders[0]!), CATALOG_URL: url(ports.catalog), SHUTDOWN_DELAY: '0',
     }, url(ports.users).replace('/graphql', '/healthz'));
     for (const n of SIZES) {
-      const row = await runSize(n, ports, supergraphs, redis);
+      const row = await runSize(n, ports, supergraphs, redis, [users, catalog]);
       rows.push(row);
       const t = row.tally;
       log(`N = ${n}: delivered ${t.delivered}/${row.expected}, lost ${t.lost}, duplicated ${t.duplicated}, foreign ${t.foreign}, errors ${t.errors}; latency from createdAt p50 ${ms(row.latency.p50)} ms, p99 ${ms(row.latency.p99)} ms, max ${ms(row.latency.max)} ms; createOrder round trip p50 ${ms(row.mutationMs.p50)} ms; gateway CPU ${row.gatewayCpuUs.toFixed(0)} µs and orders CPU ${row.ordersCpuUs.toFixed(0)} µs per delivery`);
@@ -337,8 +371,10 @@ async function main() {
     log('stopping every process');
     await cleanup();
   }
+  // A run smaller than the defaults says so, so that its figures are never read as the full-size ones.
+  const small = Math.max(...SIZES) < 1000 || EVENTS < 50 ? '**Small-size run** (fewer subscribers or events than the full-size defaults). ' : '';
   const header =
-    `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}; ` +
+    `${small}${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}; ` +
     `load average ${loadBefore} before and ${load()} after. \`${command}\`: ${EVENTS} events ${INTERVAL} ms apart, ` +
     `${IDENTITIES > 0 ? `subscribers sharing ${IDENTITIES} ADMIN identities` : 'each subscriber an ADMIN identity of its own'}, \`${SELECTIONS[SELECTION]}\`, ${SUBSCRIBER_PROCESSES} subscriber processes.`;
   const table = renderRows(rows);
@@ -349,7 +385,7 @@ async function main() {
     const [from, to] = [text.indexOf(README_START), text.indexOf(README_END)];
     if (from < 0 || to < from) throw new Error(`bench/README.md has no ${README_START} ... ${README_END} block`);
     writeFileSync(path, `${text.slice(0, from + README_START.length)}\n${header}\n\n${table}\n${text.slice(to)}`);
-    log('figures written to bench/README.md');
+    log(`figures written to bench/README.md (${README_BLOCK})`);
   }
   const wrong = rows.some((row) => row.tally.lost + row.tally.duplicated + row.tally.foreign + row.tally.errors > 0);
   if (wrong) console.error('some subscriber missed, repeated or received an event it should not have, or an error (see the table)');
