@@ -56,13 +56,17 @@ async function open(plan: SubscriberPlan, query: string, secret: string, tokens:
   subscribers.push(subscriber);
 }
 
-/** Opens subscribers in batches a few ms apart, so that thousands of handshakes do not all land in one instant. */
-async function openAll(plans: SubscriberPlan[], query: string, secret: string): Promise<void> {
+/**
+ * Opens subscribers at `perSecond`, in batches of 10 on a fixed schedule: thousands of handshakes at one instant would
+ * measure how a gateway survives a stampede (and trip its connection_init timeout), not how it delivers.
+ */
+async function openAll(plans: SubscriberPlan[], query: string, secret: string, perSecond: number): Promise<void> {
   const tokens = new Map<string, Promise<string>>();
-  const BATCH = 50;
+  const BATCH = 10;
+  const started = Date.now();
   for (let i = 0; i < plans.length; i += BATCH) {
+    await new Promise((done) => setTimeout(done, started + (i * 1000) / perSecond - Date.now()));
     await Promise.all(plans.slice(i, i + BATCH).map((plan) => open(plan, query, secret, tokens)));
-    await new Promise((done) => setTimeout(done, 20));
   }
 }
 
@@ -95,7 +99,7 @@ const progress = setInterval(() => {
 
 process.on('message', (message: ToSubscribers) => {
   if (message.type === 'subscribe') {
-    openAll(message.subscribers, message.query, message.secret).catch((error: unknown) => {
+    openAll(message.subscribers, message.query, message.secret, message.perSecond).catch((error: unknown) => {
       console.error('opening subscribers failed:', error);
       process.exit(1);
     });

@@ -14,7 +14,8 @@ export interface SubscriberPlan {
 
 /** Command -> subscriber process. */
 export type ToSubscribers =
-  | { type: 'subscribe'; subscribers: SubscriberPlan[]; query: string; secret: string }
+  /** `perSecond`: how fast this process opens its subscribers. */
+  | { type: 'subscribe'; subscribers: SubscriberPlan[]; query: string; secret: string; perSecond: number }
   /** Every order the run created, by global ID: each subscriber must have received each exactly once. */
   | { type: 'finish'; created: string[] };
 

@@ -29,6 +29,7 @@ const { values: options } = parseArgs({
     identities: { type: 'string', default: '0' },
     selection: { type: 'string', default: 'basic' },
     'subscriber-processes': { type: 'string', default: '2' },
+    'connect-rate': { type: 'string', default: '200' },
     drain: { type: 'string', default: '30' },
     readme: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -43,6 +44,7 @@ if (options.help) {
   selection             basic: ${SELECTIONS.basic}
                         cross: ${SELECTIONS.cross}
   subscriber-processes  child processes the subscribers are spread over
+  connect-rate          subscribers opened per second, all processes together
   drain                 seconds to wait, after the last mutation, for deliveries that have not arrived (then: lost)
   readme                replace the figures of this kind of run (selection; distinct or shared identities) in
                         bench/README.md's "Subscription fan-out" section with this run's`);
@@ -55,11 +57,12 @@ const INTERVAL = Number(options.interval);
 const IDENTITIES = Number(options.identities);
 const SUBSCRIBER_PROCESSES = Number(options['subscriber-processes']);
 const DRAIN_MS = Number(options.drain) * 1000;
+const CONNECT_RATE = Number(options['connect-rate']);
 if (!(options.selection in SELECTIONS)) throw new Error(`--selection is basic or cross, not ${options.selection}`);
 const SELECTION = options.selection as Selection;
 const QUERY = `subscription FanOut { ${SELECTIONS[SELECTION]} }`;
-if ([...SIZES, EVENTS, INTERVAL, IDENTITIES, SUBSCRIBER_PROCESSES, DRAIN_MS].some((n) => !Number.isInteger(n) || n < 0) || SIZES.includes(0) || SUBSCRIBER_PROCESSES < 1) {
-  throw new Error('--subscribers, --events, --interval, --identities, --subscriber-processes and --drain take whole numbers (subscribers and processes at least 1)');
+if ([...SIZES, EVENTS, INTERVAL, IDENTITIES, SUBSCRIBER_PROCESSES, DRAIN_MS, CONNECT_RATE].some((n) => !Number.isInteger(n) || n < 0) || SIZES.includes(0) || SUBSCRIBER_PROCESSES < 1 || CONNECT_RATE < 1) {
+  throw new Error('--subscribers, --events, --interval, --identities, --subscriber-processes, --connect-rate and --drain take whole numbers (subscribers, processes and rate at least 1)');
 }
 
 const ADMIN = 'user-0000'; // the seeded administrator: places every order, so that `user { name }` resolves
@@ -137,7 +140,7 @@ function plan(i: number, gateways: Endpoint[]): SubscriberPlan {
   return { transport: i % 2 === 0 ? 'ws' : 'sse', url: gateways[Math.floor(i / 2) % gateways.length]!.url, identity };
 }
 
-/** Polls `check` every 500 ms, printing `describe`, until it holds or nothing has changed for `stallMs`. */
+/** Polls `check` every 500 ms, printing its state every 2 s, until it holds or nothing has changed for `stallMs`. */
 async function until(check: () => Promise<{ done: boolean; state: string }>, stallMs: number): Promise<boolean> {
   let last = '';
   let changed = Date.now();
@@ -211,7 +214,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
     // Subscribe, and wait until every stream is open on the gateways, upstream on orders and on Redis.
     const gatewayCpu0 = cpu(gateways);
     children.forEach((child, i) => {
-      const message: ToSubscribers = { type: 'subscribe', subscribers: plans.filter((_, j) => j % processes === i), query: QUERY, secret: SECRET };
+      const message: ToSubscribers = { type: 'subscribe', subscribers: plans.filter((_, j) => j % processes === i), query: QUERY, secret: SECRET, perSecond: CONNECT_RATE / processes };
       child.send(message);
     });
     let ordersStreams = -1;
@@ -336,7 +339,7 @@ async function main() {
   const startedAt = new Date();
   const loadBefore = load();
   const command = `npm run bench:fanout -- ${process.argv.slice(2).filter((arg) => arg !== '--readme').join(' ')}`.trim();
-  log(`fan-out benchmark: ${SIZES.join(', ')} subscribers, ${EVENTS} events ${INTERVAL} ms apart, ${IDENTITIES > 0 ? `${IDENTITIES} shared` : 'distinct'} ADMIN identities, selection ${SELECTION}, ${SUBSCRIBER_PROCESSES} subscriber processes, node ${process.version}`);
+  log(`fan-out benchmark: ${SIZES.join(', ')} subscribers, ${EVENTS} events ${INTERVAL} ms apart, ${IDENTITIES > 0 ? `${IDENTITIES} shared` : 'distinct'} ADMIN identities, selection ${SELECTION}, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s, node ${process.version}`);
   log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadBefore}`);
   const redis = await startRedis();
   const ports = { users: await freePort(), catalog: await freePort(), orders: [await freePort(), await freePort()], gateways: [await freePort(), await freePort()] };
@@ -376,7 +379,7 @@ async function main() {
   const header =
     `${small}${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}; ` +
     `load average ${loadBefore} before and ${load()} after. \`${command}\`: ${EVENTS} events ${INTERVAL} ms apart, ` +
-    `${IDENTITIES > 0 ? `subscribers sharing ${IDENTITIES} ADMIN identities` : 'each subscriber an ADMIN identity of its own'}, \`${SELECTIONS[SELECTION]}\`, ${SUBSCRIBER_PROCESSES} subscriber processes.`;
+    `${IDENTITIES > 0 ? `subscribers sharing ${IDENTITIES} ADMIN identities` : 'each subscriber an ADMIN identity of its own'}, \`${SELECTIONS[SELECTION]}\`, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s.`;
   const table = renderRows(rows);
   console.log(`\n${header}\n\n${table}`);
   if (options.readme) {
