@@ -358,6 +358,7 @@ async function main() {
   };
   stopOnSignals(cleanup);
   const rows: Row[] = [];
+  let failure: unknown;
   try {
     log('starting catalog and users (production mode, seeded embedded stores)');
     const catalog = await start('catalog', 'services/catalog/src/index.ts', [], { PORT: String(ports.catalog), SEED: 'true', SHUTDOWN_DELAY: '0' }, url(ports.catalog).replace('/graphql', '/healthz'));
@@ -365,7 +366,15 @@ async function main() {
       PORT: String(ports.users), SEED: 'true', ORDERS_URL: url(ports.orders[0]!), CATALOG_URL: url(ports.catalog), SHUTDOWN_DELAY: '0',
     }, url(ports.users).replace('/graphql', '/healthz'));
     for (const n of SIZES) {
-      const row = await runSize(n, ports, supergraphs, redis, [users, catalog]);
+      let row: Row;
+      try {
+        row = await runSize(n, ports, supergraphs, redis, [users, catalog]);
+      } catch (error) {
+        // The sizes measured so far are still reported; the larger ones are not attempted.
+        failure = error;
+        log(`N = ${n} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        break;
+      }
       rows.push(row);
       const t = row.tally;
       log(`N = ${n}: delivered ${t.delivered}/${row.expected}, lost ${t.lost}, duplicated ${t.duplicated}, foreign ${t.foreign}, errors ${t.errors}; latency from createdAt p50 ${ms(row.latency.p50)} ms, p99 ${ms(row.latency.p99)} ms, max ${ms(row.latency.max)} ms; createOrder round trip p50 ${ms(row.mutationMs.p50)} ms; gateway CPU ${row.gatewayCpuUs.toFixed(0)} µs and orders CPU ${row.ordersCpuUs.toFixed(0)} µs per delivery`);
@@ -382,7 +391,7 @@ async function main() {
     `${IDENTITIES > 0 ? `subscribers sharing ${IDENTITIES} ADMIN identities` : 'each subscriber an ADMIN identity of its own'}, \`${SELECTIONS[SELECTION]}\`, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s.`;
   const table = renderRows(rows);
   console.log(`\n${header}\n\n${table}`);
-  if (options.readme) {
+  if (options.readme && !failure) {
     const path = resolve(ROOT, 'bench/README.md');
     const text = readFileSync(path, 'utf8');
     const [from, to] = [text.indexOf(README_START), text.indexOf(README_END)];
@@ -392,7 +401,8 @@ async function main() {
   }
   const wrong = rows.some((row) => row.tally.lost + row.tally.duplicated + row.tally.foreign + row.tally.errors > 0);
   if (wrong) console.error('some subscriber missed, repeated or received an event it should not have, or an error (see the table)');
-  process.exitCode = wrong ? 1 : 0;
+  if (failure) console.error(`the run stopped early (see above)${options.readme ? '; bench/README.md was left as it was' : ''}`);
+  process.exitCode = wrong || failure ? 1 : 0;
 }
 
 await main();
