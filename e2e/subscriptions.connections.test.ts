@@ -27,8 +27,9 @@ const active = async () => ({
   gateway: await readCounter(url.replace('/graphql', '/metrics'), 'graphql_active_subscriptions'),
   orders: await readCounter(supergraph!.subgraphUrl('orders').replace('/graphql', '/metrics'), 'graphql_active_subscriptions'),
 });
-const activeAre = (count: number) =>
-  waitFor(async () => JSON.stringify(await active()) === JSON.stringify({ gateway: count, orders: count }), `${count} active subscriptions`);
+/** `count` streams at the gateway, `upstream` of them at orders (identical subscriptions share one). */
+const activeAre = (count: number, upstream = count) =>
+  waitFor(async () => JSON.stringify(await active()) === JSON.stringify({ gateway: count, orders: upstream }), `${count} active subscriptions, ${upstream} upstream`);
 afterEach(async () => {
   if (supergraph) await activeAre(0);
 });
@@ -98,13 +99,13 @@ describe('bounds on a connection', () => {
   it('allows 20 subscriptions on one connection: the 21st is refused (RATE_LIMITED), the others carry on', async () => {
     const client = wsClient(url, { token: admin });
     const streams: Stream<SubscriptionResult>[] = Array.from({ length: 20 }, () => subscribe(client, NEW_ORDER));
-    await activeAre(20);
+    await activeAre(20, 1); // one stream shared by the twenty
     const refused = subscribe(client, NEW_ORDER);
     expect(await refused.ended).toEqual([expect.objectContaining({ extensions: { code: 'RATE_LIMITED', limit: 20 } })]);
 
     await streams.pop()!.close();
     const another = subscribe(client, NEW_ORDER);
-    await activeAre(20);
+    await activeAre(20, 1);
     const id = await createOrder();
     for (const stream of [...streams, another]) expect((await stream.received(1))[0]!.data?.['newOrderCreated'].id).toBe(id);
     await Promise.all([...streams, another].map((stream) => stream.close()));
@@ -135,7 +136,7 @@ describe('graceful shutdown', () => {
     await legacy.received('connection_ack');
     legacy.send({ id: '1', type: 'start', payload: { query: NEW_ORDER } });
     const sse = subscribe(sseClient(url, { token: admin }), NEW_ORDER);
-    await activeAre(3);
+    await activeAre(3, 1);
 
     await supergraph!.stop();
     supergraph = undefined;

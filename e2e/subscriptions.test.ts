@@ -44,9 +44,12 @@ const counts = async () => ({
   redis: await redisSubscriptions(redis.url, 'ordergraph:*'),
 });
 const BASELINE = { gateway: 0, orders: 0, redis: 0 };
-/** Waits until the gateway and orders serve `streams` subscriptions, on `channels` Redis channels. */
-async function established(streams: number, channels: number) {
-  const expected = { gateway: streams, orders: streams, redis: channels };
+/**
+ * Waits until the gateway serves `streams` subscriptions, and orders `upstream` of them (subscribers of the same
+ * operation, variables and visibility share one), on `channels` Redis channels.
+ */
+async function established(streams: number, channels: number, upstream = streams) {
+  const expected = { gateway: streams, orders: upstream, redis: channels };
   await waitFor(async () => JSON.stringify(await counts()) === JSON.stringify(expected), `${streams} subscriptions on ${channels} channels`);
 }
 afterEach(async () => {
@@ -150,7 +153,7 @@ describe('authentication of a connection', () => {
   it('takes the token from the handshake Authorization header or the connection_init payload', async () => {
     const viaHeader = subscribe(wsClient(supergraph.url, { token: alice, via: 'header' }), NEW_ORDER);
     const viaPayload = subscribe(wsClient(supergraph.url, { token: alice, via: 'payload' }), NEW_ORDER);
-    await established(2, 1);
+    await established(2, 1, 1);
     const order = await createOrder(alice);
     expect(field(await viaHeader.received(1), 'newOrderCreated')[0].id).toBe(order.id);
     expect(field(await viaPayload.received(1), 'newOrderCreated')[0].id).toBe(order.id);
@@ -183,12 +186,12 @@ describe('release', () => {
     const sse = sseClient(supergraph.url, { token: alice });
     const streaming = subscribe(sse, STATUS_CHANGED, { id: order.id });
     const staying = subscribe(wsClient(supergraph.url, { token: admin }), STATUS_CHANGED, { id: order.id });
-    await established(4, 1);
+    await established(4, 1, 2); // alice's two share a stream, and the administrators' two another
 
     await completing.close();
     socket!.terminate(); // no close frame: the TCP connection just goes
     sse.dispose();
-    await waitFor(async () => (await counts()).orders === 1, 'three subscribers gone');
+    await waitFor(async () => (await counts()).orders === 1, 'three subscribers gone, and alice\'s stream with them');
     expect(await redisSubscriptions(redis.url, 'ordergraph:*')).toBe(1);
 
     await updateOrder(order.id, { status: 'PROCESSING' });
@@ -209,7 +212,8 @@ describe('release', () => {
     }
     const sse = Array.from({ length: SSE_STREAMS }, () => sseClient(supergraph.url, { token: admin }));
     for (const client of sse) streams.push(subscribe(client, NEW_ORDER));
-    await established(2 * WS_CONNECTIONS + SSE_STREAMS, 2);
+    // Two operations for two visibilities: four upstream streams.
+    await established(2 * WS_CONNECTIONS + SSE_STREAMS, 2, 4);
 
     for (const socket of sockets) socket.terminate();
     for (const client of sse) client.dispose();
@@ -224,12 +228,52 @@ describe('release', () => {
   });
 });
 
+describe('sharing', () => {
+  it('gives subscribers of the same operation, variables and visibility one upstream stream, and each every event', async () => {
+    const [admin2, admin3] = await Promise.all([token('ADMIN', 'user-0003'), token('ADMIN', 'user-0004')]);
+    const admins = [admin, admin2, admin3].map((as, i) => subscribe((i % 2 ? sseClient : wsClient)(supergraph.url, { token: as }), NEW_ORDER));
+    const forAlice = subscribe(wsClient(supergraph.url, { token: alice }), NEW_ORDER);
+    const forBob = subscribe(wsClient(supergraph.url, { token: bob }), NEW_ORDER);
+    // The administrators see the same orders, so they share; a user never shares another user's stream.
+    await established(5, 1, 3);
+
+    const [alices, bobs] = [await createOrder(alice), await createOrder(bob)];
+    const [alicesOrder, bobsOrder] = [await current(alices.id), await current(bobs.id)];
+    for (const stream of admins) expect(field(await stream.received(2), 'newOrderCreated')).toEqual([alicesOrder, bobsOrder]);
+    expect(field(await forAlice.received(1), 'newOrderCreated')).toEqual([alicesOrder]);
+    expect(field(await forBob.received(1), 'newOrderCreated')).toEqual([bobsOrder]);
+
+    // The first subscriber leaving ends nothing for the others; the last one ends the stream upstream.
+    await admins[0]!.close();
+    await established(4, 1, 3);
+    const later = await current((await createOrder(alice)).id);
+    for (const stream of admins.slice(1)) expect(field(await stream.received(3), 'newOrderCreated')[2]).toEqual(later);
+    await Promise.all([...admins.slice(1), forAlice, forBob].map((stream) => stream.close()));
+    expect([forAlice, forBob].map((stream) => stream.results.length)).toEqual([2, 1]);
+  });
+
+  it('calls the subgraphs with the credential that lasts: the first subscriber\'s token expiring ends only its own stream', async () => {
+    const shortLived = await token('ADMIN', 'user-0003', { expiresIn: '2s' });
+    const first = subscribe(wsClient(supergraph.url, { token: shortLived }), NEW_ORDER);
+    await established(1, 1, 1);
+    const lasting = subscribe(wsClient(supergraph.url, { token: admin }), NEW_ORDER);
+    await established(2, 1, 1);
+    expect(codes((await first.received(1))[0])).toEqual(['UNAUTHENTICATED']); // its token expired
+    await established(1, 1, 1);
+
+    // user { name } and the products come from the users and catalog subgraphs, called for the stream as `admin`.
+    const order = await current((await createOrder(alice)).id);
+    expect(field(await lasting.received(1), 'newOrderCreated')).toEqual([order]);
+    await lasting.close();
+  });
+});
+
 describe('a Redis restart', () => {
   it('keeps every process up and every mutation succeeding; events of the outage are lost, later ones delivered', async () => {
     const order = await createOrder(alice);
     const overWs = subscribe(wsClient(supergraph.url, { token: alice }), STATUS_CHANGED, { id: order.id });
     const overSse = subscribe(sseClient(supergraph.url, { token: alice }), STATUS_CHANGED, { id: order.id });
-    await established(2, 1);
+    await established(2, 1, 1);
 
     await redis.stop();
     await updateOrder(order.id, { status: 'PROCESSING' }); // succeeds; its event is lost (at most once)
@@ -237,7 +281,7 @@ describe('a Redis restart', () => {
       expect((await fetch(url.replace(/\/graphql$/, '/healthz'))).status).toBe(200);
     }
     await redis.start();
-    await established(2, 1); // the orders subgraph subscribed its channel again
+    await established(2, 1, 1); // the orders subgraph subscribed its channel again
 
     await updateOrder(order.id, { status: 'SHIPPED' });
     for (const stream of [overWs, overSse]) {

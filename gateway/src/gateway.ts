@@ -33,6 +33,7 @@ import { useMetrics } from './metrics.js';
 import { useMultipartSubscriptions } from './multipart.js';
 import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
 import { openSharedState } from './shared-state.js';
+import { useSubscriptionSharing } from './subscription-sharing.js';
 import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
 import { upstreams, useQueryCancellation, useReadinessReport } from './upstream.js';
 import { serveWebSockets, useConnectionRequestIds } from './websocket.js';
@@ -136,6 +137,8 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
       useResponseHeaders(),
       useConnectionRequestIds(),
+      // Last, so that it shares the subscribe function every other plugin has settled on.
+      useSubscriptionSharing(),
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },

@@ -33,3 +33,12 @@ export function scopesOf(viewer: Viewer): string[] {
   if (viewer === null) return [];
   return viewer.role === 'ADMIN' ? ['user', 'admin'] : ['user'];
 }
+
+/**
+ * What a viewer may see, as a key: two viewers with the same key see the same data everywhere (an administrator sees
+ * every order and user whoever they are; a user sees their own), so their identical subscriptions can share one stream.
+ */
+export function visibilityOf(viewer: Viewer): string {
+  if (viewer === null) return 'anonymous';
+  return viewer.role === 'ADMIN' ? 'ADMIN' : `USER:${viewer.userId}`;
+}
