@@ -1,7 +1,7 @@
 // The query planner the gateway executes on (QUERY_PLANNER: `rust`, Hive's Rust planner, by default; `js`, kept one
 // release as a way back), and what the Rust planner's executor leaves for us to do.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { unifiedGraphHandler, useQueryPlan } from '@graphql-hive/router-runtime';
+import { useQueryPlan } from '@graphql-hive/router-runtime';
 import type { Viewer } from '@ordergraph/core';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
@@ -19,12 +19,16 @@ import {
   type GraphQLSchema,
   type GraphQLTypeResolver,
 } from 'graphql';
+import { unifiedGraphHandlerWithDefer } from './defer.js';
 
 export const QUERY_PLANNERS = ['rust', 'js'] as const;
 export type QueryPlanner = (typeof QUERY_PLANNERS)[number];
 
-/** The runtime option that selects the planner (none: the runtime's own JavaScript planner). */
-export const plannerOptions = (planner: QueryPlanner) => (planner === 'rust' ? { unifiedGraphHandler } : {});
+/**
+ * The runtime option that selects the planner (none: the runtime's own JavaScript planner). On `rust`, operations
+ * that defer part of their result still run on the JavaScript planner, which alone executes @defer (defer.ts).
+ */
+export const plannerOptions = (planner: QueryPlanner) => (planner === 'rust' ? { unifiedGraphHandler: unifiedGraphHandlerWithDefer } : {});
 
 /** What re-reading a result needs of the operation that produced it. */
 export interface ExecutedOperation {

@@ -1,0 +1,108 @@
+// @defer (and @stream) through the gateway: which planner executes an operation that asks for incremental delivery,
+// and which clients may ask for it over HTTP.
+import type { GatewayPlugin, UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
+import { unifiedGraphHandler } from '@graphql-hive/router-runtime';
+import { handleFederationSupergraph } from '@graphql-mesh/fusion-runtime';
+import { executorFromSchema } from '@graphql-tools/executor';
+import type { Executor } from '@graphql-tools/utils';
+import { ErrorCode } from '@ordergraph/core';
+import { BREAK, GraphQLError, Kind, visit, type DirectiveNode, type DocumentNode } from 'graphql';
+
+/** The incremental delivery format served (graphql-js's of 2022-08-24, as Apollo Router and Apollo Client 4's Defer20220824Handler speak it). */
+export const DEFER_SPEC = 'deferSpec=20220824';
+export const INCREMENTAL_ACCEPT = `multipart/mixed;${DEFER_SPEC}`;
+
+const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
+/** Documents with an @defer or @stream anywhere, whatever its `if`: most have none, and pay one visit per document. */
+const mentionsIncremental = new WeakMap<DocumentNode, boolean>();
+
+/** Whether the directive applies: `if` absent, true, or a variable that is not false (the directive's default is true). */
+function applies(directive: DirectiveNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  const condition = directive.arguments?.find((argument) => argument.name.value === 'if')?.value;
+  if (!condition) return true;
+  if (condition.kind === Kind.BOOLEAN) return condition.value;
+  if (condition.kind === Kind.VARIABLE) return variables?.[condition.name.value] !== false;
+  return true;
+}
+
+/** Whether executing this document delivers part of its result later: an @defer or @stream that applies. */
+export function deliversIncrementally(document: DocumentNode, variables?: Readonly<Record<string, unknown>> | null): boolean {
+  let mentions = mentionsIncremental.get(document);
+  if (mentions === undefined) {
+    mentions = false;
+    visit(document, {
+      Directive(node) {
+        if (!INCREMENTAL_DIRECTIVES.has(node.name.value)) return;
+        mentions = true;
+        return BREAK;
+      },
+    });
+    mentionsIncremental.set(document, mentions);
+  }
+  if (!mentions) return false;
+  let applied = false;
+  visit(document, {
+    Directive(node) {
+      if (!INCREMENTAL_DIRECTIVES.has(node.name.value) || !applies(node, variables)) return;
+      applied = true;
+      return BREAK;
+    },
+  });
+  return applied;
+}
+
+/**
+ * The Rust planner for every operation, but those that defer part of their result, which run on the JavaScript
+ * planner (graphql-tools' executor over the stitched supergraph, the one QUERY_PLANNER=js uses for everything).
+ *
+ * router-runtime 1.4.23 cannot defer: its planner (@graphql-hive/router-query-planner 0.0.38) plans a deferred fragment
+ * inline, as if it had no @defer, and its executor has no case for a `Defer` plan node (`executePlanNode` throws
+ * "Invalid plan node"); it returns one result, whatever the client accepts. @defer at the gateway level is still
+ * open upstream (graphql-hive/router#15). Planning a deferred fragment again ourselves would mean writing the
+ * executor's merge and the primary/deferred split by hand; the JavaScript planner already executes @defer with
+ * subgraph fetches per deferred fragment. So the default stays fast (no other operation changes path, and the stitched
+ * schema is only built on the first deferred operation) and @defer is served by code the runtime maintains.
+ */
+export const unifiedGraphHandlerWithDefer: UnifiedGraphHandler = async (options) => {
+  const rust = await unifiedGraphHandler(options);
+  const planned = rust.executor!;
+  let stitched: Executor | undefined;
+  const incremental = (): Executor => (stitched ??= executorFromSchema(handleFederationSupergraph(options).unifiedGraph));
+  return {
+    ...rust,
+    executor: (request) => (deliversIncrementally(request.document, request.variables) ? incremental()(request) : planned(request)),
+  };
+};
+
+/** Whether one Accept range takes multipart/mixed in the format served: deferSpec=20220824, or no spec named. */
+function takesIncremental(range: string): boolean {
+  const [type, ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+  if (type === 'text/event-stream') return true;
+  if (type !== 'multipart/mixed') return false;
+  const specs = parameters.filter((parameter) => /^[a-z]*spec=/.test(parameter));
+  return specs.length === 0 || specs.some((spec) => spec.replace(/"/g, '') === DEFER_SPEC.toLowerCase());
+}
+
+/** Whether an HTTP request accepts incremental delivery: multipart/mixed (deferSpec=20220824 or plain) or an event stream. */
+export const acceptsIncremental = (request: Request): boolean => (request.headers.get('accept') ?? '').split(',').some(takesIncremental);
+
+const notAcceptable = () =>
+  new GraphQLError(
+    `This operation uses @defer or @stream, which are answered in parts: add the HTTP header 'Accept: ${INCREMENTAL_ACCEPT}' (or text/event-stream)`,
+    { extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406, headers: { accept: `${INCREMENTAL_ACCEPT}, text/event-stream` } } } },
+  );
+
+/**
+ * An operation that defers part of its answer is refused (406 NOT_ACCEPTABLE) before anything is fetched when its HTTP
+ * request does not accept an answer in parts, as Apollo Router does (its DEFER_BAD_HEADER): a client that cannot read
+ * the later parts would see an incomplete result as if it were whole. WebSocket clients get each part as a `next`.
+ */
+export function useIncrementalDelivery(): GatewayPlugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const { request, socket } = args.contextValue as { request?: Request; socket?: unknown };
+      if (!request || socket || !deliversIncrementally(args.document, args.variableValues) || acceptsIncremental(request)) return;
+      setResultAndStopExecution({ errors: [notAcceptable()] });
+    },
+  };
+}
