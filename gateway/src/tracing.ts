@@ -9,6 +9,7 @@ import {
   responsePathAsArray,
   type DocumentNode,
   type ExecutionResult,
+  type GraphQLError,
   type GraphQLResolveInfo,
   type OperationDefinitionNode,
 } from 'graphql';
@@ -141,6 +142,53 @@ function buildTrace(trace: Trace, operation: ExecutedOperation, result: Executio
   return { ...completed, extensions: { ...result.extensions, tracing } };
 }
 
+/** A part of an incremental result (deferSpec=20220824): the first with `data`, the later ones with `incremental`. */
+interface IncrementalPart {
+  data?: Record<string, unknown> | null;
+  errors?: readonly GraphQLError[];
+  incremental?: { data?: Record<string, unknown> | null; items?: unknown[]; path: readonly (string | number)[]; errors?: readonly GraphQLError[] }[];
+  extensions?: Record<string, unknown>;
+  hasNext: boolean;
+}
+
+/** Merges a later part's data into the whole at its path (a deferred fragment's fields, or a stream's items). */
+function mergeAt(whole: Record<string, unknown>, path: readonly (string | number)[], data: unknown) {
+  let target: unknown = whole;
+  for (const key of path) target = (target as Record<string | number, unknown> | null)?.[key];
+  if (target === null || typeof target !== 'object') return;
+  const into = (to: Record<string, unknown>, from: Record<string, unknown>) => {
+    for (const [key, value] of Object.entries(from)) {
+      const existing = to[key];
+      if (existing && value && typeof existing === 'object' && typeof value === 'object') into(existing as Record<string, unknown>, value as Record<string, unknown>);
+      else to[key] = value;
+    }
+  };
+  into(target as Record<string, unknown>, data as Record<string, unknown>);
+}
+
+async function* tracedParts(
+  parts: AsyncIterable<IncrementalPart>,
+  trace: (whole: ExecutionResult) => unknown,
+  cost: () => unknown,
+): AsyncGenerator<IncrementalPart> {
+  const whole: Record<string, unknown> = {};
+  const errors: GraphQLError[] = [];
+  for await (const part of parts) {
+    if (part.data) mergeAt(whole, [], structuredClone(part.data));
+    errors.push(...(part.errors ?? []));
+    for (const entry of part.incremental ?? []) {
+      if (entry.data) mergeAt(whole, entry.path, structuredClone(entry.data));
+      if (entry.items) {
+        const list = entry.path.slice(0, -1).reduce<unknown>((at, key) => (at as Record<string | number, unknown> | null)?.[key], whole);
+        if (Array.isArray(list)) list.push(...structuredClone(entry.items));
+      }
+      errors.push(...(entry.errors ?? []));
+    }
+    if (part.hasNext) yield part;
+    else yield { ...part, extensions: { ...part.extensions, tracing: trace({ data: whole, ...(errors.length > 0 ? { errors } : {}) }), cost: cost() } };
+  }
+}
+
 export interface TracingOptions {
   production: boolean;
   /** The operation's estimated cost as the complexity limit measured it (limits.ts), and that limit. */
@@ -166,7 +214,11 @@ export function useTracing({ production, cost }: TracingOptions): GatewayPlugin 
       traces.set(args.contextValue, trace);
       return {
         onExecuteDone({ result, setResult }) {
-          if (Symbol.asyncIterator in result) return;
+          if (Symbol.asyncIterator in result) {
+            // An answer in parts (@defer): the trace and cost come with the last part, of the parts put together.
+            setResult(tracedParts(result as AsyncIterable<IncrementalPart>, (whole) => buildTrace(trace, args, whole, undefined).extensions.tracing, () => cost(args.contextValue)));
+            return;
+          }
           const traced = buildTrace(trace, args, result, queryPlanOf(args.contextValue, args) as PlanNode | undefined);
           setResult({ ...traced, extensions: { ...traced.extensions, cost: cost(args.contextValue) } });
         },
