@@ -5,7 +5,7 @@ import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
-import { graphql, token } from '@ordergraph/testkit';
+import { graphql, stream, token, wsClient } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const orderId = toGlobalId('Order', 'order-0001');
@@ -136,6 +136,20 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
       });
     } finally {
       client.stop();
+    }
+  });
+
+  it('answers in parts over graphql-ws too: each part a `next` message', async () => {
+    const client = wsClient(supergraph.url, { token: admin });
+    try {
+      const parts = stream(client.iterate({ query: `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, variables: { id: orderId } }));
+      expect(await parts.ended).toBeUndefined();
+      expect(parts.results).toEqual([
+        { data: { order: { id: orderId } }, hasNext: true },
+        { incremental: [{ path: ['order'], data: { user: { name: expect.any(String) } } }], hasNext: false },
+      ]);
+    } finally {
+      await client.dispose();
     }
   });
 
