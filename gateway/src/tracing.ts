@@ -13,6 +13,7 @@ import {
   type GraphQLResolveInfo,
   type OperationDefinitionNode,
 } from 'graphql';
+import { actualCost } from './limits.js';
 import { completeResult, queryPlanOf, type ExecutedOperation } from './query-planner.js';
 
 const TRACING_HEADERS = ['x-ordergraph-tracing', 'x-apollo-tracing'];
@@ -110,7 +111,9 @@ function buildTrace(trace: Trace, operation: ExecutedOperation, result: Executio
     return { path, printed, fetch: { ...fetch, path } };
   });
   const resolvers: ResolverTrace[] = [];
-  const completed = completeResult(operation, result, (info: GraphQLResolveInfo) => {
+  const cost = actualCost();
+  const completed = completeResult(operation, result, (info: GraphQLResolveInfo, value) => {
+    cost.visit(info, value);
     const path = responsePathAsArray(info.path);
     const fetch = fetchOf(fetches, path, info.fieldName);
     resolvers.push({
@@ -139,7 +142,7 @@ function buildTrace(trace: Trace, operation: ExecutedOperation, result: Executio
     duration: sinceStart(trace),
     execution: { resolvers },
   };
-  return { ...completed, extensions: { ...result.extensions, tracing } };
+  return { result: { ...completed, extensions: { ...result.extensions, tracing } }, actualCost: cost.total() };
 }
 
 /** A part of an incremental result (deferSpec=20220824): the first with `data`, the later ones with `incremental`. */
@@ -166,11 +169,7 @@ function mergeAt(whole: Record<string, unknown>, path: readonly (string | number
   into(target as Record<string, unknown>, data as Record<string, unknown>);
 }
 
-async function* tracedParts(
-  parts: AsyncIterable<IncrementalPart>,
-  trace: (whole: ExecutionResult) => unknown,
-  cost: () => unknown,
-): AsyncGenerator<IncrementalPart> {
+async function* tracedParts(parts: AsyncIterable<IncrementalPart>, trace: (whole: ExecutionResult) => Record<string, unknown>): AsyncGenerator<IncrementalPart> {
   const whole: Record<string, unknown> = {};
   const errors: GraphQLError[] = [];
   for await (const part of parts) {
@@ -185,7 +184,7 @@ async function* tracedParts(
       errors.push(...(entry.errors ?? []));
     }
     if (part.hasNext) yield part;
-    else yield { ...part, extensions: { ...part.extensions, tracing: trace({ data: whole, ...(errors.length > 0 ? { errors } : {}) }), cost: cost() } };
+    else yield { ...part, extensions: { ...part.extensions, ...trace({ data: whole, ...(errors.length > 0 ? { errors } : {}) }) } };
   }
 }
 
@@ -197,8 +196,8 @@ export interface TracingOptions {
 
 // Each subgraph fetch is an entry with parentType "Subgraph", fieldName the subgraph's name, returnType the fetch's
 // root field ("_entities" for an entity fetch) and path the field that needed it. Times are nanoseconds from the start
-// of execution. extensions.cost is the operation's estimated cost (`@cost`/`@listSize`, limits.ts) and the limit it
-// was held to.
+// of execution. extensions.cost is the operation's estimated cost (`@cost`/`@listSize`, limits.ts), the limit it was
+// held to, and its actual cost: the same weights over the result as it came back.
 //
 // Written here rather than taken from @envelop/apollo-tracing, which traces every request (no per-request switch, no
 // role check), cannot see subgraph fetches and times graphql-js resolvers, which a query planner does not run: the
@@ -216,11 +215,15 @@ export function useTracing({ production, cost }: TracingOptions): GatewayPlugin 
         onExecuteDone({ result, setResult }) {
           if (Symbol.asyncIterator in result) {
             // An answer in parts (@defer): the trace and cost come with the last part, of the parts put together.
-            setResult(tracedParts(result as AsyncIterable<IncrementalPart>, (whole) => buildTrace(trace, args, whole, undefined).extensions.tracing, () => cost(args.contextValue)));
+            const traceOf = (whole: ExecutionResult) => {
+              const traced = buildTrace(trace, args, whole, undefined);
+              return { tracing: traced.result.extensions.tracing, cost: { ...cost(args.contextValue), actual: traced.actualCost } };
+            };
+            setResult(tracedParts(result as AsyncIterable<IncrementalPart>, traceOf));
             return;
           }
           const traced = buildTrace(trace, args, result, queryPlanOf(args.contextValue, args) as PlanNode | undefined);
-          setResult({ ...traced, extensions: { ...traced.extensions, cost: cost(args.contextValue) } });
+          setResult({ ...traced.result, extensions: { ...traced.result.extensions, cost: { ...cost(args.contextValue), actual: traced.actualCost } } });
         },
       };
     },
