@@ -25,7 +25,7 @@ import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './e
 import { graphiqlOptions } from './graphiql.js';
 import { hiveLogger } from './logging.js';
 import { useHttpSemantics } from './http.js';
-import { useIntrospectionPolicy } from './introspection.js';
+import { useApiSchemaIntrospection, useIntrospectionPolicy } from './introspection.js';
 import { useIncrementalDelivery } from './defer.js';
 import { edgePlugins, inputLimits } from './edge.js';
 import type { OpenTelemetryPlugin } from './opentelemetry.js';
@@ -129,6 +129,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useAuthentication(verify, logger),
       useHttpSemantics(GRAPHQL_ENDPOINT),
       useIntrospectionPolicy(introspectionMode(config)),
+      useApiSchemaIntrospection(),
       useErrorPolicy(publicError),
       useIncrementalDelivery(),
       useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
