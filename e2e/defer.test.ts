@@ -5,7 +5,7 @@ import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
-import { graphql, stream, token, wsClient } from '@ordergraph/testkit';
+import { graphql, stream, token, withoutRequestIds, wsClient } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const orderId = toGlobalId('Order', 'order-0001');
@@ -44,12 +44,17 @@ async function post(url: string, query: string, options: { token?: string; accep
   const contentType = response.headers.get('content-type');
   const text = await response.text();
   const boundary = /boundary="?([^";]+)"?/.exec(contentType ?? '')?.[1];
-  if (!contentType?.startsWith('multipart/mixed') || !boundary) return { status: response.status, contentType, parts: [JSON.parse(text) as Part] };
+  if (!contentType?.startsWith('multipart/mixed') || !boundary) return { status: response.status, contentType, parts: [withoutRequestIds(JSON.parse(text) as Part, response.headers)] };
   const parts = text
     .split(`--${boundary}`)
     .map((chunk) => chunk.split('\r\n\r\n').slice(1).join('\r\n\r\n').trim())
     .filter((body) => body.length > 0)
-    .map((body) => JSON.parse(body) as Part);
+    .map((body) => JSON.parse(body) as Part)
+    // Every error of every part names the request, as a single answer's do (checked, then removed).
+    .map((part) => ({
+      ...withoutRequestIds(part, response.headers),
+      ...(part.incremental ? { incremental: part.incremental.map((entry) => withoutRequestIds(entry, response.headers)) } : {}),
+    }));
   return { status: response.status, contentType, parts };
 }
 
@@ -231,6 +236,17 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     const resolvers = last.extensions?.['tracing'].execution.resolvers as { path: (string | number)[]; parentType: string; fieldName: string }[];
     expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['order', 'user', 'name'], fieldName: 'name' })]));
     expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ parentType: 'Subgraph', fieldName: 'users' })]));
+  });
+
+  // Last: it stops a subgraph.
+  it('applies the error policy to a deferred part: a subgraph that is down is SUBGRAPH_UNAVAILABLE there, the first part intact', async () => {
+    await supergraph.stopSubgraph('users');
+    const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, { token: admin, variables: { id: orderId } });
+    expect(answer.parts[0]).toEqual({ data: { order: { id: orderId } }, hasNext: true });
+    const errors = answer.parts.slice(1).flatMap((part) => [...(part.errors ?? []), ...(part.incremental ?? []).flatMap((entry) => entry.errors ?? [])]);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) expect(error.extensions).toEqual({ code: 'SUBGRAPH_UNAVAILABLE' });
+    expect(answer.parts.at(-1)!.hasNext).toBe(false);
   });
 });
 
