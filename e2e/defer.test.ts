@@ -158,6 +158,21 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     }
   });
 
+  it('answers a deferred query of cacheable fields in parts every time, never from the response cache, with Cache-Control: no-store', async () => {
+    const query = `query ($id: ID!) { product(id: $id) { id ... @defer { name } } }`;
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(supergraph.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: DEFER_ACCEPT },
+        body: JSON.stringify({ query, variables: { id: productId } }),
+      });
+      expect(response.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('age')).toBeNull();
+      expect(await response.text()).toContain('"incremental"');
+    }
+  });
+
   it('holds a deferred operation to the depth limit: 400 DEPTH_LIMIT_EXCEEDED, nothing fetched', async () => {
     const before = await supergraph.subgraphRequests();
     const answer = await post(
