@@ -92,17 +92,32 @@ const notAcceptable = () =>
     { extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406, headers: { accept: `${INCREMENTAL_ACCEPT}, text/event-stream` } } } },
   );
 
+const inBatch = () =>
+  new GraphQLError('An HTTP batch is answered as one JSON array, which cannot carry parts: send an operation with @defer or @stream on its own', {
+    extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406 } },
+  });
+
 /**
  * An operation that defers part of its answer is refused (406 NOT_ACCEPTABLE) before anything is fetched when its HTTP
  * request does not accept an answer in parts, as Apollo Router does (its DEFER_BAD_HEADER): a client that cannot read
- * the later parts would see an incomplete result as if it were whole. WebSocket clients get each part as a `next`.
+ * the later parts would see an incomplete result as if it were whole. So is one inside an HTTP batch, whose answer is
+ * one JSON array (yoga would write its parts as `{}`). WebSocket clients get each part as a `next`.
  */
 export function useIncrementalDelivery(): GatewayPlugin {
+  const batches = new WeakSet<Request>();
   return {
+    onRequestParse({ request }) {
+      return {
+        onRequestParseDone({ requestParserResult }) {
+          if (Array.isArray(requestParserResult)) batches.add(request);
+        },
+      };
+    },
     onExecute({ args, setResultAndStopExecution }) {
       const { request, socket } = args.contextValue as { request?: Request; socket?: unknown };
-      if (!request || socket || !deliversIncrementally(args.document, args.variableValues) || acceptsIncremental(request)) return;
-      setResultAndStopExecution({ errors: [notAcceptable()] });
+      if (!request || socket || !deliversIncrementally(args.document, args.variableValues)) return;
+      if (batches.has(request)) setResultAndStopExecution({ errors: [inBatch()] });
+      else if (!acceptsIncremental(request)) setResultAndStopExecution({ errors: [notAcceptable()] });
     },
   };
 }
