@@ -173,6 +173,16 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     }
   });
 
+  it('refuses @stream at validation (400 GRAPHQL_VALIDATION_FAILED), asking no subgraph: none serves it', async () => {
+    const before = await supergraph.subgraphRequests();
+    const answer = await post(supergraph.url, `{ products(limit: 3) @stream(initialCount: 1) { id } }`);
+    expect(answer.status).toBe(400);
+    expect(answer.parts[0]!.errors).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('@stream is not supported'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }),
+    ]);
+    expect(await supergraph.subgraphRequests()).toBe(before);
+  });
+
   it('holds a deferred operation to the depth limit: 400 DEPTH_LIMIT_EXCEEDED, nothing fetched', async () => {
     const before = await supergraph.subgraphRequests();
     const answer = await post(

@@ -1,19 +1,18 @@
-// @defer (and @stream) through the gateway: which planner executes an operation that asks for incremental delivery,
-// and which clients may ask for it over HTTP.
+// @defer through the gateway: which planner executes an operation that defers part of its answer, and which clients
+// may ask for it over HTTP (@stream is refused).
 import type { GatewayPlugin, UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import { unifiedGraphHandler } from '@graphql-hive/router-runtime';
 import { handleFederationSupergraph } from '@graphql-mesh/fusion-runtime';
 import { executorFromSchema } from '@graphql-tools/executor';
 import type { Executor } from '@graphql-tools/utils';
 import { ErrorCode } from '@ordergraph/core';
-import { BREAK, GraphQLError, Kind, visit, type DirectiveNode, type DocumentNode } from 'graphql';
+import { BREAK, GraphQLError, Kind, visit, type DirectiveNode, type DocumentNode, type ValidationRule } from 'graphql';
 
 /** The incremental delivery format served (graphql-js's of 2022-08-24, as Apollo Router and Apollo Client 4's Defer20220824Handler speak it). */
 export const DEFER_SPEC = 'deferSpec=20220824';
 export const INCREMENTAL_ACCEPT = `multipart/mixed;${DEFER_SPEC}`;
 
-const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
-/** Documents with an @defer or @stream anywhere, whatever its `if`: most have none, and pay one visit per document. */
+/** Documents with an @defer anywhere, whatever its `if`: most have none, and pay one visit per document. */
 const mentionsIncremental = new WeakMap<DocumentNode, boolean>();
 
 /** Whether the directive applies: `if` absent, true, or a variable that is not false (the directive's default is true). */
@@ -25,14 +24,14 @@ function applies(directive: DirectiveNode, variables: Readonly<Record<string, un
   return true;
 }
 
-/** Whether executing this document delivers part of its result later: an @defer or @stream that applies. */
+/** Whether executing this document delivers part of its result later: an @defer that applies. */
 export function deliversIncrementally(document: DocumentNode, variables?: Readonly<Record<string, unknown>> | null): boolean {
   let mentions = mentionsIncremental.get(document);
   if (mentions === undefined) {
     mentions = false;
     visit(document, {
       Directive(node) {
-        if (!INCREMENTAL_DIRECTIVES.has(node.name.value)) return;
+        if (node.name.value !== 'defer') return;
         mentions = true;
         return BREAK;
       },
@@ -43,7 +42,7 @@ export function deliversIncrementally(document: DocumentNode, variables?: Readon
   let applied = false;
   visit(document, {
     Directive(node) {
-      if (!INCREMENTAL_DIRECTIVES.has(node.name.value) || !applies(node, variables)) return;
+      if (node.name.value !== 'defer' || !applies(node, variables)) return;
       applied = true;
       return BREAK;
     },
@@ -88,12 +87,32 @@ export const acceptsIncremental = (request: Request): boolean => (request.header
 
 const notAcceptable = () =>
   new GraphQLError(
-    `This operation uses @defer or @stream, which are answered in parts: add the HTTP header 'Accept: ${INCREMENTAL_ACCEPT}' (or text/event-stream)`,
+    `This operation uses @defer, which is answered in parts: add the HTTP header 'Accept: ${INCREMENTAL_ACCEPT}' (or text/event-stream)`,
     { extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406, headers: { accept: `${INCREMENTAL_ACCEPT}, text/event-stream` } } } },
   );
 
+/**
+ * @stream is refused at validation: the runtime's `deferStream` declares it, but the JavaScript planner passes it on to
+ * the subgraph that owns the list, and no subgraph here serves it (Apollo Server answers `Unknown directive`).
+ */
+const noStream: ValidationRule = Object.defineProperty(
+  ((context) => ({
+    Directive(node) {
+      if (node.name.value !== 'stream') return;
+      context.reportError(
+        new GraphQLError('@stream is not supported: select the whole list, or defer the fragment that holds it with @defer', {
+          nodes: node,
+          extensions: { code: ErrorCode.GRAPHQL_VALIDATION_FAILED },
+        }),
+      );
+    },
+  })) satisfies ValidationRule,
+  'name',
+  { value: 'NoStream' },
+);
+
 const inBatch = () =>
-  new GraphQLError('An HTTP batch is answered as one JSON array, which cannot carry parts: send an operation with @defer or @stream on its own', {
+  new GraphQLError('An HTTP batch is answered as one JSON array, which cannot carry parts: send an operation with @defer on its own', {
     extensions: { code: ErrorCode.NOT_ACCEPTABLE, http: { status: 406 } },
   });
 
@@ -106,6 +125,9 @@ const inBatch = () =>
 export function useIncrementalDelivery(): GatewayPlugin {
   const batches = new WeakSet<Request>();
   return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(noStream);
+    },
     onRequestParse({ request }) {
       return {
         onRequestParseDone({ requestParserResult }) {

@@ -93,8 +93,8 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     __experimental__batchExecution: false,
     ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
-    // @defer and @stream in the schema, answered in parts (multipart/mixed, deferSpec=20220824) by yoga; defer.ts
-    // decides which planner executes them and refuses clients that cannot read parts.
+    // @defer (and @stream, which defer.ts refuses) in the schema, answered in parts (multipart/mixed, deferSpec=20220824)
+    // by yoga; defer.ts decides which planner executes them and refuses clients that cannot read parts.
     deferStream: true,
     // Each operation of a batch runs through every plugin on its own (limits, rate limits, persisted queries, auth).
     ...(config.BATCH_MAX_OPERATIONS > 0 ? { batching: { limit: config.BATCH_MAX_OPERATIONS } } : {}),

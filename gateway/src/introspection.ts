@@ -44,7 +44,8 @@ export function useIntrospectionPolicy(mode: IntrospectionMode): GatewayPlugin<V
 
 /**
  * Directives of federation's own specs, linked into the supergraph for the gateway to enforce or read (authorization,
- * demand control, composition): type-system directives no client operation can use.
+ * demand control, composition): type-system directives no client operation can use. `@stream` goes too: the runtime
+ * declares it with `@defer`, but the gateway refuses it (defer.ts).
  */
 const FEDERATION_DIRECTIVES = new Set(['authenticated', 'requiresScopes', 'policy', 'cost', 'listSize', 'inaccessible', 'tag', 'link', 'context', 'fromContext']);
 /** A type of a linked spec is named with the spec's prefix: `requiresScopes__Scope`, `policy__Policy`, `join__Graph`. */
@@ -60,7 +61,7 @@ function apiSchemaOf(schema: GraphQLSchema): GraphQLSchema {
     api = new GraphQLSchema({
       ...config,
       types: config.types.filter((type) => !isSpecType(type.name)),
-      directives: config.directives.filter((directive) => !FEDERATION_DIRECTIVES.has(directive.name) && !isSpecType(directive.name)),
+      directives: config.directives.filter((directive) => !FEDERATION_DIRECTIVES.has(directive.name) && !isSpecType(directive.name) && directive.name !== 'stream'),
     });
     apiSchemas.set(schema, api);
   }
@@ -77,8 +78,8 @@ function readsOnlySchema(document: DocumentNode, operationName: string | null | 
 /**
  * Introspection answers from the API schema, as Apollo Router's does: the planners answer it from the supergraph's
  * schema, which still holds `@authenticated`, `@requiresScopes` (and its `requiresScopes__Scope` scalar), `@cost` and
- * `@listSize`, and lacks the `@defer` and `@stream` the gateway serves (the runtime adds them to the schema it validates
- * with, not to the planner's), so a client validating its documents against introspection refused `@defer`. Composed
+ * `@listSize`, and lacks the `@defer` the gateway serves (the runtime adds it to the schema it validates with, not to
+ * the planner's), so a client validating its documents against introspection refused `@defer`. Composed
  * directives meant for clients (`@cacheControl`) stay. graphql-js answers introspection from the schema alone.
  */
 export function useApiSchemaIntrospection(): GatewayPlugin {
