@@ -8,12 +8,15 @@ import type { Executor } from '@graphql-tools/utils';
 import { ErrorCode } from '@ordergraph/core';
 import { BREAK, GraphQLError, Kind, visit, type DirectiveNode, type DocumentNode, type ValidationRule } from 'graphql';
 
-/** The incremental delivery format served (graphql-js's of 2022-08-24, as Apollo Router and Apollo Client 4's Defer20220824Handler speak it). */
-export const DEFER_SPEC = 'deferSpec=20220824';
-export const INCREMENTAL_ACCEPT = `multipart/mixed;${DEFER_SPEC}`;
+/**
+ * The incremental delivery format served: graphql-js's of 2022-08-24, which yoga writes, Apollo Router speaks and
+ * Apollo Client 4 reads with its Defer20220824Handler.
+ */
+const DEFER_SPEC = 'deferSpec=20220824';
+const INCREMENTAL_ACCEPT = `multipart/mixed;${DEFER_SPEC}`;
 
 /** Documents with an @defer anywhere, whatever its `if`: most have none, and pay one visit per document. */
-const mentionsIncremental = new WeakMap<DocumentNode, boolean>();
+const mentionsDefer = new WeakMap<DocumentNode, boolean>();
 
 /** Whether the directive applies: `if` absent, true, or a variable that is not false (the directive's default is true). */
 function applies(directive: DirectiveNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
@@ -26,7 +29,7 @@ function applies(directive: DirectiveNode, variables: Readonly<Record<string, un
 
 /** Whether executing this document delivers part of its result later: an @defer that applies. */
 export function deliversIncrementally(document: DocumentNode, variables?: Readonly<Record<string, unknown>> | null): boolean {
-  let mentions = mentionsIncremental.get(document);
+  let mentions = mentionsDefer.get(document);
   if (mentions === undefined) {
     mentions = false;
     visit(document, {
@@ -36,7 +39,7 @@ export function deliversIncrementally(document: DocumentNode, variables?: Readon
         return BREAK;
       },
     });
-    mentionsIncremental.set(document, mentions);
+    mentionsDefer.set(document, mentions);
   }
   if (!mentions) return false;
   let applied = false;
