@@ -2,11 +2,11 @@
 // may ask for it over HTTP (@stream is refused).
 import type { GatewayPlugin, UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import { unifiedGraphHandler } from '@graphql-hive/router-runtime';
-import { handleFederationSupergraph } from '@graphql-mesh/fusion-runtime';
+import { handleFederationSupergraph, type UnifiedGraphHandlerResult } from '@graphql-mesh/fusion-runtime';
 import { executorFromSchema } from '@graphql-tools/executor';
-import type { Executor } from '@graphql-tools/utils';
+import { GraphQLDeferDirective, GraphQLStreamDirective, type Executor } from '@graphql-tools/utils';
 import { ErrorCode } from '@ordergraph/core';
-import { BREAK, GraphQLError, Kind, visit, type DirectiveNode, type DocumentNode, type ValidationRule } from 'graphql';
+import { BREAK, GraphQLError, GraphQLSchema, Kind, visit, type DirectiveNode, type DocumentNode, type ValidationRule } from 'graphql';
 
 /**
  * The incremental delivery format served: graphql-js's of 2022-08-24, which yoga writes, Apollo Router speaks and
@@ -70,11 +70,29 @@ export const unifiedGraphHandlerWithDefer: UnifiedGraphHandler = async (options)
   const planned = rust.executor!;
   let stitched: Executor | undefined;
   const incremental = (): Executor => (stitched ??= executorFromSchema(handleFederationSupergraph(options).unifiedGraph));
-  return {
+  return withIncrementalDirectives({
     ...rust,
     executor: (request) => (deliversIncrementally(request.document, request.variables) ? incremental()(request) : planned(request)),
-  };
+  });
 };
+
+/** The JavaScript planner (QUERY_PLANNER=js), its schema declaring @defer and @stream as the Rust one's does. */
+export const federationHandlerWithDefer: UnifiedGraphHandler = (options) => withIncrementalDirectives(handleFederationSupergraph(options));
+
+/**
+ * The handler's schema with @defer and @stream declared. The runtime's `deferStream` declares them by replacing the
+ * schema it was given (yoga's useDeferStream) unless they are there, and an operation on a replaced schema is not
+ * pinned to its supergraph by the graceful reload (the runtime finds the generation by the schema object), so mutations
+ * in flight during a reload ran on the new one. Declared here, nothing is replaced.
+ */
+function withIncrementalDirectives<T extends UnifiedGraphHandlerResult>(result: T): T {
+  const schema = result.unifiedGraph;
+  const missing = [GraphQLDeferDirective, GraphQLStreamDirective].filter((directive) => !schema.getDirective(directive.name));
+  if (missing.length === 0) return result;
+  const unifiedGraph = new GraphQLSchema({ ...schema.toConfig(), directives: [...schema.getDirectives(), ...missing] });
+  unifiedGraph.extensions = schema.extensions;
+  return { ...result, unifiedGraph };
+}
 
 /** Whether one Accept range takes multipart/mixed in the format served: deferSpec=20220824, or no spec named. */
 function takesIncremental(range: string): boolean {

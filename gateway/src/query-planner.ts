@@ -20,16 +20,19 @@ import {
   type GraphQLSchema,
   type GraphQLTypeResolver,
 } from 'graphql';
-import { unifiedGraphHandlerWithDefer } from './defer.js';
+import { federationHandlerWithDefer, unifiedGraphHandlerWithDefer } from './defer.js';
 
 export const QUERY_PLANNERS = ['rust', 'js'] as const;
 export type QueryPlanner = (typeof QUERY_PLANNERS)[number];
 
 /**
- * The runtime option that selects the planner (none: the runtime's own JavaScript planner). On `rust`, operations
- * that defer part of their result still run on the JavaScript planner, which alone executes @defer (defer.ts).
+ * The runtime option that selects the planner: the Rust one, or the runtime's own JavaScript one, each declaring @defer
+ * in its schema. On `rust`, operations that defer part of their result still run on the JavaScript planner, which alone
+ * executes @defer (defer.ts).
  */
-export const plannerOptions = (planner: QueryPlanner) => (planner === 'rust' ? { unifiedGraphHandler: unifiedGraphHandlerWithDefer } : {});
+export const plannerOptions = (planner: QueryPlanner) => ({
+  unifiedGraphHandler: planner === 'rust' ? unifiedGraphHandlerWithDefer : federationHandlerWithDefer,
+});
 
 /** What re-reading a result needs of the operation that produced it. */
 export interface ExecutedOperation {
