@@ -79,4 +79,18 @@ describe('HTTP batching', () => {
       expect(refused.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'RATE_LIMITED', operation: 'Counted', limit: 4 }) })]);
     }
   });
+
+  it('refuses an operation with @defer inside a batch (one JSON array cannot carry parts), and answers the others', async () => {
+    const { status, body } = await batch(
+      [
+        { query: 'query Deferred($id: ID!) { product(id: $id) { id ... @defer { name } } }', variables: { id: toGlobalId('Product', 'product-0001') } },
+        { query: 'query Plain { __typename }' },
+      ],
+      { accept: 'multipart/mixed;deferSpec=20220824, application/json' },
+    );
+    expect(status).toBe(200);
+    const [deferred, plain] = body as Result[];
+    expect(deferred).toEqual({ errors: [expect.objectContaining({ extensions: { code: 'NOT_ACCEPTABLE' } })] });
+    expect(plain).toEqual({ data: { __typename: 'Query' } });
+  });
 });

@@ -2,7 +2,16 @@
 // production default, answers a non-admin's introspection with FORBIDDEN and no schema data, and gives administrators
 // the full schema with deprecation details.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildClientSchema, getIntrospectionQuery, printSchema, type IntrospectionEnumType, type IntrospectionObjectType, type IntrospectionQuery } from 'graphql';
+import {
+  buildClientSchema,
+  getIntrospectionQuery,
+  parse,
+  printSchema,
+  validate,
+  type IntrospectionEnumType,
+  type IntrospectionObjectType,
+  type IntrospectionQuery,
+} from 'graphql';
 import { graphql, token, type GraphQLResponse } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
@@ -108,5 +117,30 @@ describe('off', () => {
   it('refuses administrators too', async () => {
     expectRefused(await api(FULL, 'admin'), 'Introspection is disabled');
     expect((await api(`{ __typename }`, 'admin')).body.data).toEqual({ __typename: 'Query' });
+  });
+});
+
+describe.each(['rust', 'js'])('what introspection shows (QUERY_PLANNER=%s)', (planner) => {
+  let supergraph: Supergraph;
+  beforeAll(async () => {
+    supergraph = await startSupergraph({ env: { JWT_SECRET: SECRET }, gatewayEnv: { QUERY_PLANNER: planner } });
+  });
+  afterAll(() => supergraph?.stop());
+
+  it("is the API schema: without federation's directives and their types, with the @defer the gateway serves (not the @stream it refuses)", async () => {
+    const { body } = await graphql(supergraph.url, FULL);
+    expect(body.errors).toBeUndefined();
+    const introspection = body.data as IntrospectionQuery;
+    // requiresScopes__Scope (the scalar of @requiresScopes' argument) and every other spec-prefixed type stay hidden.
+    expect(introspection.__schema.types.map((type) => type.name).filter((name) => !name.startsWith('__') && name.includes('__'))).toEqual([]);
+    const directives = introspection.__schema.directives.map((directive) => directive.name);
+    for (const hidden of ['authenticated', 'requiresScopes', 'policy', 'cost', 'listSize', 'inaccessible', 'link', 'stream']) expect(directives).not.toContain(hidden);
+    expect(directives).toEqual(expect.arrayContaining(['include', 'skip', 'deprecated', 'cacheControl', 'defer']));
+    // A client validating its documents against what introspection says (codegen, GraphiQL) accepts a deferred query.
+    const schema = buildClientSchema(introspection);
+    expect(validate(schema, parse('query ($id: ID!) { order(id: $id) { id ... @defer { total } } }'))).toEqual([]);
+    // Queries that read data as well are not affected.
+    const mixed = await graphql(supergraph.url, '{ __typename products(limit: 1) { id } }');
+    expect(mixed.body.data).toEqual({ __typename: 'Query', products: [{ id: expect.any(String) }] });
   });
 });

@@ -89,7 +89,7 @@ describe('complexity', () => {
 });
 
 describe('demand control: @cost and @listSize', () => {
-  /** The estimated cost the gateway reports for a traced operation, with the limit it was held to. */
+  /** The cost the gateway reports for a traced operation: estimated, the limit it was held to, and actual. */
   async function estimated(query: string, options: { variables?: Record<string, unknown>; token?: string } = {}) {
     const { body } = await graphql(supergraph.url, query, { ...options, headers: { 'x-ordergraph-tracing': '1' } });
     expect(body.errors).toBeUndefined();
@@ -98,19 +98,40 @@ describe('demand control: @cost and @listSize', () => {
 
   it('prices a list by its slicing argument, its default when not given, and reports the estimate when tracing is on', async () => {
     // products @listSize(slicingArguments: ["limit"]), limit defaults to 20: 1 + 20 x (id 1)
-    expect(await estimated('{ products { id } }')).toEqual({ estimated: 21, max: 1000 });
-    expect(await estimated('{ products(limit: 3) { id } }')).toEqual({ estimated: 4, max: 1000 });
+    expect(await estimated('{ products { id } }')).toEqual({ estimated: 21, max: 1000, actual: 21 });
+    expect(await estimated('{ products(limit: 3) { id } }')).toEqual({ estimated: 4, max: 1000, actual: 4 });
     expect((await graphql(supergraph.url, '{ products { id } }')).body.extensions?.['cost']).toBeUndefined();
   });
 
   it("adds a field's @cost weight and multiplies by its assumed size", async () => {
     // search @cost(weight: 10) @listSize(assumedSize: 20): 10 + 20 x (id 1 + name 1)
-    expect(await estimated('{ search(query: "lamp") { ... on Product { id name } } }')).toEqual({ estimated: 50, max: 1000 });
+    // Actual: 10 + (id 1 + name 1) for each hit that came back.
+    const search = await estimated('{ search(query: "lamp") { ... on Product { id name } } }');
+    expect(search).toEqual({ estimated: 50, max: 1000, actual: expect.any(Number) });
+    const { body } = await graphql(supergraph.url, '{ search(query: "lamp") { ... on Product { id name } } }');
+    const hits = (body.data!['search'] as { id?: string }[]).filter((hit) => hit.id !== undefined).length;
+    expect(search.actual).toBe(10 + 2 * hits);
   });
 
   it('multiplies only the sized fields of a connection', async () => {
     // usersConnection @listSize(slicingArguments: ["first", "last"], sizedFields: ["edges"]): 1 + totalCount 1 + 50 x (edges 1 + cursor 1)
-    expect(await estimated('{ usersConnection(first: 50) { totalCount edges { cursor } } }', { token: admin })).toEqual({ estimated: 102, max: 1000 });
+    // Actual: the same, with the edges that came back (at most 50) in place of 50.
+    expect(await estimated('{ usersConnection(first: 50) { totalCount edges { cursor } } }', { token: admin })).toEqual({ estimated: 102, max: 1000, actual: 102 });
+    expect(await estimated('{ usersConnection(first: 50, filter: { role: ADMIN }) { totalCount edges { cursor } } }', { token: admin })).toMatchObject({ estimated: 102, actual: 1 + 1 + 1 * 2 });
+  });
+
+  it('reports the actual cost: the same weights over the lists that came back, each item paid once', async () => {
+    // User.orders @listSize(slicingArguments: ["limit"]): estimated 1 + 1 + 50 x (id 1 + items (1 + 10 x quantity 1)),
+    // actual 1 + 1 + each order returned x (id 1 + items 1 + each line x quantity 1).
+    const { body } = await graphql(supergraph.url, 'query ($id: ID!) { user(id: $id) { orders(limit: 50) { id items { quantity } } } }', {
+      variables: { id: toGlobalId('User', 'user-0001') },
+      token: admin,
+      headers: { 'x-ordergraph-tracing': '1' },
+    });
+    const orders = body.data!['user'].orders as { items: unknown[] }[];
+    expect(orders.length).toBeLessThan(50);
+    const actual = 1 + 1 + orders.reduce((sum, order) => sum + 1 + 1 + order.items.length, 0);
+    expect(body.extensions?.['cost']).toEqual({ estimated: 1 + 1 + 50 * (1 + (1 + 10 * 1)), max: 1000, actual });
   });
 
   it('refuses an operation the directives price over the limit before any subgraph is called', async () => {

@@ -110,6 +110,23 @@ describe('one query across three subgraphs', () => {
   });
 });
 
+it('traces a deferred query as one trace: the subgraph calls of its deferred part under its operation span', async () => {
+  const response = await fetch(supergraph.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed;deferSpec=20220824', authorization: `Bearer ${admin}` },
+    body: JSON.stringify({
+      query: 'query DeferredOrders($id: ID!) { user(id: $id) { name ... @defer { orders(limit: 1) { id } } } }',
+      variables: { id: toGlobalId('User', 'user-0001') },
+    }),
+  });
+  expect(await response.text()).toContain('"incremental"');
+  const operation = await operationSpan('DeferredOrders');
+  const spans = await completeTrace(operation.traceId, ['gateway', 'users', 'orders']);
+  const orders = spans.filter((span) => span.service === 'orders' && span.kind === SERVER);
+  expect(orders.length).toBeGreaterThan(0);
+  for (const span of spans.filter((each) => each.service !== 'gateway')) expect(ancestry(span, spans).map((each) => each.spanId)).toContain(operation.spanId);
+});
+
 it('carries traceparent on subgraph-to-subgraph calls: users asks orders and the catalog within the same trace', async () => {
   const { body } = await graphql(supergraph.url, 'query FindLamps { search(query: "lamp") { __typename } }', { token: admin });
   expect(body.errors).toBeUndefined();

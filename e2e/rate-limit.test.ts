@@ -121,3 +121,46 @@ describe('expensive operations', () => {
     }
   });
 });
+
+describe('a cost budget per client (RATE_LIMIT_COST_PER_WINDOW)', () => {
+  let budgeted: Supergraph;
+  let next = 0;
+  beforeAll(async () => {
+    budgeted = await startSupergraph({ gateways: 2, redis: true, gatewayEnv: { RATE_LIMIT_COST_PER_WINDOW: '50', MAX_COMPLEXITY: '40' } });
+  });
+  afterAll(() => budgeted?.stop());
+  const spend = (query: string, options: Parameters<typeof graphql>[2] = {}) => graphql(budgeted.gatewayUrls[next++ % 2]!, query, options);
+  // products @listSize(slicingArguments: ["limit"]): 1 + 9 x (id 1) = 10, under a name of its own each time, so only
+  // the cost budget can refuse it.
+  const priced = (i: number) => `query Priced${i} { products(limit: 9) { id } }`;
+
+  it("charges each operation its estimated cost across both replicas, then answers 429 RATE_LIMITED with Retry-After; another client's budget is its own", async () => {
+    const heidi = await token('USER', 'user-0008');
+    for (let i = 0; i < 5; i++) expect((await spend(priced(i), { token: heidi })).status).toBe(200);
+    expect(await budgeted.redis!.client.get(rateLimitKey('cost', `user:${toGlobalId('User', 'user-0008')}`, 'cost'))).toBe('50');
+    const refused = await spend(priced(5), { token: heidi });
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+    expect(refused.body.data ?? undefined).toBeUndefined();
+    expect(refused.body.errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'RATE_LIMITED', operation: 'cost', limit: 50, cost: 10, windowMs: 60_000 }) }),
+    ]);
+    // Even a cheap operation waits for the next window once the budget is spent.
+    expect((await spend('query Tiny { products(limit: 1) { id } }', { token: heidi })).status).toBe(429);
+    expect((await spend(priced(0), { token: await token('USER', 'user-0009') })).status).toBe(200);
+  });
+
+  it('charges nothing for an operation the complexity limit refuses, and is off unless configured', async () => {
+    const ivan = await token('USER', 'user-0010');
+    const key = rateLimitKey('cost', `user:${toGlobalId('User', 'user-0010')}`, 'cost');
+    expect((await spend(priced(0), { token: ivan })).status).toBe(200);
+    const tooComplex = await spend('query Huge { products(limit: 50) { id } }', { token: ivan });
+    expect(tooComplex.status).toBe(400);
+    expect(tooComplex.body.errors![0]!.extensions?.['code']).toBe('COMPLEXITY_LIMIT_EXCEEDED');
+    expect(await budgeted.redis!.client.get(key)).toBe('10');
+    // The suite's other gateways have no RATE_LIMIT_COST_PER_WINDOW: they count no cost.
+    expect((await send(priced(0), { token: ivan })).status).toBe(200);
+    expect(await inspect.exists(key)).toBe(0);
+  });
+});

@@ -3,7 +3,7 @@
 import { useGenericAuth, type ValidateUserFnParams } from '@envelop/generic-auth';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { forbidden, scopesOf, unauthenticated, type Identity, type Viewer } from '@ordergraph/core';
-import { GraphQLError, getOperationAST, parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { GraphQLError, Kind, getOperationAST, parse, visit, type ASTNode, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 
 /** The original document of each operation whose fields were refused, and which operations had a refusal. */
 interface Refusals {
@@ -31,6 +31,94 @@ const typenameOnly = (operation: OperationDefinitionNode) => parse(`${operation.
 
 const isEmpty = (document: DocumentNode, operationName: string | null | undefined) =>
   (getOperationAST(document, operationName)?.selectionSet.selections.length ?? 0) === 0;
+
+/** A part of an incremental result (deferSpec=20220824): the first with `data`, the later ones with `incremental`. */
+interface IncrementalPart {
+  data?: Record<string, unknown> | null;
+  errors?: readonly GraphQLError[];
+  incremental?: { data?: Record<string, unknown> | null; path: readonly (string | number)[]; errors?: readonly GraphQLError[] }[];
+  hasNext: boolean;
+}
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> => typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
+/**
+ * Sets the refused field null in `data` (found at `base` of the whole result) where its parent is there; `@` in the
+ * refusal's path is every item of a list. False when `data` does not hold its parent.
+ */
+function nullRefused(data: unknown, base: readonly (string | number)[], path: readonly (string | number)[]): boolean {
+  if (path.length <= base.length || !base.every((key, i) => key === path[i] || (path[i] === '@' && typeof key === 'number'))) return false;
+  let parents: unknown[] = [data];
+  for (const key of path.slice(base.length, -1)) {
+    parents = parents.flatMap((parent) => {
+      if (parent === null || typeof parent !== 'object') return [];
+      if (Array.isArray(parent)) return key === '@' ? parent : typeof key === 'number' ? [parent[key]] : [];
+      return [(parent as Record<string, unknown>)[key as string]];
+    });
+  }
+  const objects = parents.filter((parent): parent is Record<string, unknown> => parent !== null && typeof parent === 'object' && !Array.isArray(parent));
+  for (const parent of objects) parent[path.at(-1) as string] = null;
+  return objects.length > 0;
+}
+
+const defers = (node: { directives?: readonly { name: { value: string } }[] | undefined }) => node.directives?.some((directive) => directive.name.value === 'defer') ?? false;
+
+/** The fields of a document that lie in a deferred fragment: an inline one, or a named one spread with @defer. */
+function deferredFields(document: DocumentNode): Set<ASTNode> {
+  const deferredFragments = new Set<string>();
+  visit(document, {
+    FragmentSpread(node) {
+      if (defers(node)) deferredFragments.add(node.name.value);
+    },
+  });
+  const fields = new Set<ASTNode>();
+  const deferring = (node: ASTNode | readonly ASTNode[]) =>
+    'kind' in node &&
+    ((node.kind === Kind.INLINE_FRAGMENT && defers(node)) || (node.kind === Kind.FRAGMENT_DEFINITION && deferredFragments.has(node.name.value)));
+  visit(document, {
+    Field(node, _key, _parent, _path, ancestors) {
+      if (ancestors.some(deferring)) fields.add(node);
+    },
+  });
+  return fields;
+}
+
+/**
+ * Each refusal in the first part that holds the refused field's parent (the field null there, the error beside it),
+ * as graphql-js reports an error with the part its field is delivered in (a field of a deferred fragment never with the
+ * first part); one whose parent never comes is reported with the last part. Written here: the library leaves incremental results out ("doesn't work with async iterables").
+ * A refused non-null field nulls only itself here, not its parent as a single result's completion does.
+ */
+async function* refusalsInParts(parts: AsyncIterable<IncrementalPart>, refused: readonly GraphQLError[], document: DocumentNode): AsyncGenerator<IncrementalPart> {
+  let pending = [...refused];
+  const deferred = deferredFields(document);
+  for await (const part of parts) {
+    const place = (data: unknown, base: readonly (string | number)[], first = false) => {
+      const placed = pending.filter((error) => error.path && !(first && error.nodes?.some((node) => deferred.has(node))) && nullRefused(data, base, error.path));
+      pending = pending.filter((error) => !placed.includes(error));
+      return placed;
+    };
+    let next: IncrementalPart = part;
+    if (part.incremental) {
+      const incremental = part.incremental.map((entry) => {
+        const placed = place(entry.data, entry.path);
+        return placed.length > 0 ? { ...entry, errors: [...(entry.errors ?? []), ...placed] } : entry;
+      });
+      next = { ...part, incremental };
+    } else if ('data' in part) {
+      const placed = place(part.data, [], true);
+      if (placed.length > 0) next = { ...part, errors: [...(part.errors ?? []), ...placed] };
+    }
+    if (!next.hasNext && pending.length > 0) {
+      const last = next.incremental?.at(-1);
+      next = last
+        ? { ...next, incremental: [...next.incremental!.slice(0, -1), { ...last, errors: [...(last.errors ?? []), ...pending] }] }
+        : { ...next, errors: [...(next.errors ?? []), ...pending] };
+      pending = [];
+    }
+    yield next;
+  }
+}
 
 export interface AuthorizationDirectives {
   plugins: GatewayPlugin[];
@@ -71,9 +159,22 @@ export function authorizationDirectives(): AuthorizationDirectives {
     if (operation.operation === 'subscription') setResultAndStopExecution({ data: {} });
     else args.document = typenameOnly(operation);
   };
+  // The library answers an operation with a refusal `{ data: null, errors }` when its result comes in parts (@defer):
+  // the parts are kept as they left execution, and the refusals go into them instead (refusalsInParts).
+  const inParts = new WeakMap<object, AsyncIterable<IncrementalPart>>();
   return {
     plugins: [
-      { onExecute: keep, onSubscribe: keep },
+      {
+        onExecute: (payload) => {
+          keep(payload);
+          return {
+            onExecuteDone: ({ result }) => {
+              if (isAsyncIterable(result)) inParts.set(payload.args.contextValue as object, result as AsyncIterable<IncrementalPart>);
+            },
+          };
+        },
+        onSubscribe: keep,
+      },
       useGenericAuth<Identity, Record<string, unknown>, 'viewer'>({
         mode: 'protect-granular',
         contextFieldName: 'viewer',
@@ -83,7 +184,21 @@ export function authorizationDirectives(): AuthorizationDirectives {
         validateUser: (params) => refusalOf(params, refusals),
         rejectUnauthenticated: false,
       }) as GatewayPlugin,
-      { onExecute: restore, onSubscribe: restore },
+      {
+        onExecute: (payload) => {
+          restore(payload);
+          const context = payload.args.contextValue as object;
+          return {
+            onExecuteDone: ({ result, setResult }) => {
+              const parts = inParts.get(context);
+              if (!parts || isAsyncIterable(result) || !refusals.refused.has(context)) return;
+              const sent = refusals.original.get(context) ?? payload.args.document;
+              setResult(refusalsInParts(parts, (result.errors ?? []) as readonly GraphQLError[], sent));
+            },
+          };
+        },
+        onSubscribe: restore,
+      },
     ],
     documentAsSent: (context, executed) => refusals.original.get(context as object) ?? executed,
   };

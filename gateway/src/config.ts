@@ -100,6 +100,12 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
   RATE_LIMIT_WINDOW_MS: count(60_000).refine((ms) => ms % 1000 === 0, 'must be a whole number of seconds').describe('Rate-limit window (ms, whole seconds).'),
   RATE_LIMIT_MAX: count(1000).describe('Requests per client and operation name in a window.'),
   RATE_LIMIT_EXPENSIVE_MAX: count(10).describe('Requests per client in a window for the expensive operations.'),
+  RATE_LIMIT_COST_PER_WINDOW: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('Estimated cost (as MAX_COMPLEXITY measures it) each client may spend per rate-limit window, over all its operations; 0, the default, turns the cost budget off. Keep it at least MAX_COMPLEXITY, or an operation the complexity limit allows may never fit.'),
   RATE_LIMIT_EXPENSIVE_OPERATIONS: names('GenerateReport,ExportAllUsers,BulkSearch').describe('Operation names limited by RATE_LIMIT_EXPENSIVE_MAX (comma-separated).'),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0).describe('Proxies in front of the gateway whose X-Forwarded-For entries are trusted to name the client\'s IP.'),
 

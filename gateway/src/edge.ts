@@ -10,7 +10,7 @@ import { limitedParser, useOperationLimits, type MeasuredCosts } from './limits.
 import { createOperationReader, viewerOf } from './operation.js';
 import { EMPTY_MANIFEST, watchManifest } from './persisted-manifest.js';
 import { persistedQueriesMode, usePersistedDocuments } from './persisted-queries.js';
-import { useRateLimits } from './rate-limit.js';
+import { useCostRateLimit, useRateLimits } from './rate-limit.js';
 import { useSharedResponseCache } from './response-cache.js';
 import { useRedisReadiness } from './shared-state.js';
 import { useTracing, wantsTracing } from './tracing.js';
@@ -38,8 +38,8 @@ export const inputLimits = (config: GatewayConfig) =>
 // Persisted queries turn a hash into its document; the rate limit counts the operation that document will execute
 // (and may refuse it); the cache policy and a cached public response come next, so neither a persisted query, a cache
 // hit nor a conditional request answered 304 (response-cache.ts) skips the rate limit; then tokens, depth, aliases and
-// directives bound parsing and validation, and complexity is measured just before execution; tracing times the
-// execution itself.
+// directives bound parsing and validation, and complexity is measured just before execution (the cost budget, when
+// there is one, is charged what it measured); tracing times the execution itself.
 export function edgePlugins({ config, redis, logger, registry, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
   const operationLimits = {
     maxDepth: config.MAX_DEPTH,
@@ -77,6 +77,15 @@ export function edgePlugins({ config, redis, logger, registry, graphqlEndpoint, 
       readOperation,
     ),
     useOperationLimits(operationLimits, measuredCosts),
+    ...(config.RATE_LIMIT_COST_PER_WINDOW > 0
+      ? [
+          useCostRateLimit(
+            { perWindow: config.RATE_LIMIT_COST_PER_WINDOW, windowMs: config.RATE_LIMIT_WINDOW_MS, trustProxyHops: config.TRUST_PROXY_HOPS },
+            redis,
+            (context) => measuredCosts.get(context),
+          ),
+        ]
+      : []),
     cacheControl.plugin,
     useSharedResponseCache({
       redis,

@@ -2,7 +2,8 @@
 // mapped, SUBGRAPH_UNAVAILABLE for a subgraph that did not answer) and nothing unexpected leaves unmasked.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { ErrorCode, INTERNAL_ERROR_MESSAGE, currentRequest, isPublicCode, rootCause } from '@ordergraph/core';
+import { mapAsyncIterator } from '@graphql-tools/utils';
+import { ErrorCode, INTERNAL_ERROR_MESSAGE, REQUEST_ID_HEADER, currentRequest, isPublicCode, rootCause } from '@ordergraph/core';
 import { TRANSPORT_FAILURES, isTimeout } from './upstream.js';
 
 
@@ -111,8 +112,8 @@ const requestIdExtension = (): { requestId?: string } => {
   return requestId ? { requestId } : {};
 };
 
-const withRequestId = (error: GraphQLError): GraphQLError => {
-  const extension = requestIdExtension();
+const withRequestId = (error: GraphQLError, requestId = requestIdExtension().requestId): GraphQLError => {
+  const extension = requestId ? { requestId } : {};
   if (!extension.requestId) return error;
   const { nodes, source, positions, path, originalError } = error;
   return new GraphQLError(error.message, { nodes, source, positions, path, originalError, extensions: { ...error.extensions, ...extension } });
@@ -124,16 +125,40 @@ const withRequestId = (error: GraphQLError): GraphQLError => {
  * without a mask, so they are cleaned here.
  */
 export function useErrorPolicy(publicError: (error: unknown) => GraphQLError): GatewayPlugin {
-  const cleaned = <R extends object>(result: R): R => {
+  const cleaned = <R extends object>(result: R, requestId?: string): R => {
     if (!('errors' in result) || !Array.isArray(result.errors) || result.errors.length === 0) return result;
-    return { ...result, errors: result.errors.map((error: unknown) => withRequestId(publicError(error))) };
+    return { ...result, errors: result.errors.map((error: unknown) => withRequestId(publicError(error), requestId)) };
   };
+  // The parts of a deferred result (@defer): yoga masks neither their errors nor those of their `incremental` entries.
+  // They are written after the request's async context has ended, so the request ID is taken from its header.
+  const cleanedPart = (part: IncrementalPart, requestId: string | undefined): IncrementalPart => {
+    const next = cleaned(part, requestId);
+    return next.incremental ? { ...next, incremental: next.incremental.map((entry) => cleaned(entry, requestId)) } : next;
+  };
+  const subscriptions = new WeakSet<Request>();
   return {
-    onResultProcess({ result, setResult }) {
+    onSubscribe({ args }) {
+      const { request } = args.contextValue as { request?: Request };
+      if (request) subscriptions.add(request);
+    },
+    onResultProcess({ request, result, setResult }) {
+      // A subscription's events are formatted by their transport (multipart.ts, and yoga's event stream).
+      if (typeof result === 'object' && result !== null && Symbol.asyncIterator in result) {
+        if (subscriptions.has(request)) return;
+        const requestId = request.headers.get(REQUEST_ID_HEADER) ?? undefined;
+        setResult(mapAsyncIterator(result as AsyncIterable<IncrementalPart>, (part) => cleanedPart(part, requestId)) as typeof result);
+        return;
+      }
       // An HTTP batch (BATCH_MAX_OPERATIONS) is an array of results, each cleaned alike.
-      setResult(Array.isArray(result) ? result.map(cleaned) : cleaned(result));
+      setResult(Array.isArray(result) ? result.map((single) => cleaned(single)) : cleaned(result));
     },
   };
+}
+
+/** A part of an incremental result (deferSpec=20220824): the first with `data`, the later ones with `incremental`. */
+interface IncrementalPart {
+  errors?: readonly unknown[];
+  incremental?: { errors?: readonly unknown[] }[];
 }
 
 /** Extensions yoga uses internally (HTTP status, masking) and drops when it writes a response. */

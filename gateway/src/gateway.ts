@@ -25,7 +25,8 @@ import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './e
 import { graphiqlOptions } from './graphiql.js';
 import { hiveLogger } from './logging.js';
 import { useHttpSemantics } from './http.js';
-import { useIntrospectionPolicy } from './introspection.js';
+import { useApiSchemaIntrospection, useIntrospectionPolicy } from './introspection.js';
+import { useIncrementalDelivery } from './defer.js';
 import { edgePlugins, inputLimits } from './edge.js';
 import type { OpenTelemetryPlugin } from './opentelemetry.js';
 import { plannerOptions, useQueryPlanInspection, useResultCompletion } from './query-planner.js';
@@ -93,6 +94,9 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     __experimental__batchExecution: false,
     ...plannerOptions(config.QUERY_PLANNER),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
+    // @defer (and @stream, which defer.ts refuses) in the schema, answered in parts (multipart/mixed, deferSpec=20220824)
+    // by yoga; defer.ts decides which planner executes them and refuses clients that cannot read parts.
+    deferStream: true,
     // Each operation of a batch runs through every plugin on its own (limits, rate limits, persisted queries, auth).
     ...(config.BATCH_MAX_OPERATIONS > 0 ? { batching: { limit: config.BATCH_MAX_OPERATIONS } } : {}),
     healthCheckEndpoint: '/healthz',
@@ -126,7 +130,9 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useAuthentication(verify, logger),
       useHttpSemantics(GRAPHQL_ENDPOINT),
       useIntrospectionPolicy(introspectionMode(config)),
+      useApiSchemaIntrospection(),
       useErrorPolicy(publicError),
+      useIncrementalDelivery(),
       useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
       subscriptions.plugin,
       useResultCompletion(authorization.documentAsSent),

@@ -1,7 +1,7 @@
-// Who may introspect the schema: INTROSPECTION=public|admin|off, `admin` by default in production.
-// A refused introspection request fails validation with FORBIDDEN, so it returns no schema data at all.
+// Who may introspect the schema (INTROSPECTION=public|admin|off, `admin` by default in production; a refused request
+// fails validation with FORBIDDEN, so it returns no schema data at all), and what introspection shows.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { GraphQLError, type ValidationRule } from 'graphql';
+import { GraphQLError, GraphQLSchema, Kind, execute, getOperationAST, type DocumentNode, type ValidationRule } from 'graphql';
 import { ErrorCode, isAdmin } from '@ordergraph/core';
 import type { ViewerContext } from './auth.js';
 
@@ -38,6 +38,55 @@ export function useIntrospectionPolicy(mode: IntrospectionMode): GatewayPlugin<V
   return {
     onValidate({ context, addValidationRule }) {
       if (mode === 'off' || !isAdmin(context.viewer ?? null)) addValidationRule(REFUSALS[mode]);
+    },
+  };
+}
+
+/**
+ * Directives of federation's own specs, linked into the supergraph for the gateway to enforce or read (authorization,
+ * demand control, composition): type-system directives no client operation can use. `@stream` goes too: the runtime
+ * declares it with `@defer`, but the gateway refuses it (defer.ts).
+ */
+const FEDERATION_DIRECTIVES = new Set(['authenticated', 'requiresScopes', 'policy', 'cost', 'listSize', 'inaccessible', 'tag', 'link', 'context', 'fromContext']);
+/** A type of a linked spec is named with the spec's prefix: `requiresScopes__Scope`, `policy__Policy`, `join__Graph`. */
+const isSpecType = (name: string) => !name.startsWith('__') && name.includes('__');
+
+const apiSchemas = new WeakMap<GraphQLSchema, GraphQLSchema>();
+
+/** The schema as clients see it: without federation's directives and the types only they use. Made once per schema. */
+function apiSchemaOf(schema: GraphQLSchema): GraphQLSchema {
+  let api = apiSchemas.get(schema);
+  if (!api) {
+    const config = schema.toConfig();
+    api = new GraphQLSchema({
+      ...config,
+      types: config.types.filter((type) => !isSpecType(type.name)),
+      directives: config.directives.filter((directive) => !FEDERATION_DIRECTIVES.has(directive.name) && !isSpecType(directive.name) && directive.name !== 'stream'),
+    });
+    apiSchemas.set(schema, api);
+  }
+  return api;
+}
+
+/** An operation that reads only the schema: every root field `__schema`, `__type` or `__typename`, one of the first two. */
+function readsOnlySchema(document: DocumentNode, operationName: string | null | undefined): boolean {
+  const fields = getOperationAST(document, operationName)?.selectionSet.selections ?? [];
+  const names = fields.map((selection) => (selection.kind === Kind.FIELD ? selection.name.value : ''));
+  return names.some((name) => INTROSPECTION_FIELDS.has(name)) && names.every((name) => INTROSPECTION_FIELDS.has(name) || name === '__typename');
+}
+
+/**
+ * Introspection answers from the API schema, as Apollo Router's does: the planners answer it from the supergraph's
+ * schema, which still holds `@authenticated`, `@requiresScopes` (and its `requiresScopes__Scope` scalar), `@cost` and
+ * `@listSize`, and lacks the `@defer` the gateway serves (the runtime adds it to the schema it validates with, not to
+ * the planner's), so a client validating its documents against introspection refused `@defer`. Composed
+ * directives meant for clients (`@cacheControl`) stay. graphql-js answers introspection from the schema alone.
+ */
+export function useApiSchemaIntrospection(): GatewayPlugin {
+  return {
+    onExecute({ args, setExecuteFn }) {
+      if (!readsOnlySchema(args.document, args.operationName)) return;
+      setExecuteFn((executed) => execute({ ...executed, schema: apiSchemaOf(executed.schema) }));
     },
   };
 }

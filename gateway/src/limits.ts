@@ -18,6 +18,7 @@ import {
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
+  type GraphQLResolveInfo,
   type GraphQLSchema,
   type SelectionSetNode,
   type ValidationContext,
@@ -278,6 +279,30 @@ const costEstimator = (schema: GraphQLSchema, fragments: Record<string, Fragment
     costs.set(node, { cost, unsized });
     return cost;
   };
+
+/**
+ * The actual cost of a result, counted field by field as graphql-js completes it (tracing.ts reads every field of a
+ * traced result anyway): the estimate's weights, with each list's estimated size replaced by the items it returned.
+ * A field present costs its weight and its given arguments' once, what it selects is paid per item returned, and a
+ * sized field of a connection (`edges`) is paid per item as the estimate multiplies it. A null costs its weight only.
+ */
+export function actualCost(): { visit(info: GraphQLResolveInfo, value: unknown): void; total(): number } {
+  const fields = new Map<string, GraphQLField<unknown, unknown>>();
+  const keyOf = (path: GraphQLResolveInfo['path'] | undefined): string => (path ? `${keyOf(path.prev)}.${path.key}` : '');
+  let total = 0;
+  return {
+    visit(info, value) {
+      const field = info.parentType.getFields()[info.fieldName];
+      if (!field) return;
+      fields.set(keyOf(info.path), field);
+      const weight = fieldWeight(info.schema, field) + argumentsWeight(info.schema, field, info.fieldNodes[0]!);
+      const parent = info.path.prev ? fields.get(keyOf(info.path.prev)) : undefined;
+      const sizedBy = parent && (getDirectiveExtensions(parent, info.schema)['listSize']?.[0] as ListSize | undefined)?.sizedFields;
+      total += sizedBy?.includes(info.fieldName) && Array.isArray(value) ? weight * value.length : weight;
+    },
+    total: () => total,
+  };
+}
 
 /**
  * The complexity of the operation a request executes, or undefined when its variables do not coerce (execution then

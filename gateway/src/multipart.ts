@@ -56,9 +56,17 @@ function multipartResponse(events: AsyncIterable<ExecutionResult>, fetchAPI: Fet
 // subscription.
 /** `format`: what a result looks like to a client (the error policy, without yoga's internal extensions). */
 export function useMultipartSubscriptions(format: (result: ExecutionResult, requestId?: string) => FormattedExecutionResult): GatewayPlugin {
+  // Only a subscription's stream: a query's incremental parts (@defer) are yoga's multipart (deferSpec=20220824), even
+  // when its Accept also names subscriptionSpec.
+  const subscriptions = new WeakSet<Request>();
   return {
+    onSubscribe({ args }) {
+      const { request } = args.contextValue as { request?: Request };
+      if (request) subscriptions.add(request);
+    },
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
       if (resultProcessor || !(typeof result === 'object' && Symbol.asyncIterator in result) || !acceptsMultipartSubscription(request)) return;
+      if (!subscriptions.has(request)) return;
       setResultProcessor(
         (events, fetchAPI) => {
           // The stream outlives the request's async context: each part's errors name the request explicitly.

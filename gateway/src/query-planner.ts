@@ -1,13 +1,14 @@
 // The query planner the gateway executes on (QUERY_PLANNER: `rust`, Hive's Rust planner, by default; `js`, kept one
 // release as a way back), and what the Rust planner's executor leaves for us to do.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { unifiedGraphHandler, useQueryPlan } from '@graphql-hive/router-runtime';
+import { useQueryPlan } from '@graphql-hive/router-runtime';
 import type { Viewer } from '@ordergraph/core';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
   GraphQLError,
   GraphQLInterfaceType,
   GraphQLUnionType,
+  Kind,
   execute,
   isInterfaceType,
   isObjectType,
@@ -19,12 +20,19 @@ import {
   type GraphQLSchema,
   type GraphQLTypeResolver,
 } from 'graphql';
+import { federationHandlerWithDefer, unifiedGraphHandlerWithDefer } from './defer.js';
 
 export const QUERY_PLANNERS = ['rust', 'js'] as const;
 export type QueryPlanner = (typeof QUERY_PLANNERS)[number];
 
-/** The runtime option that selects the planner (none: the runtime's own JavaScript planner). */
-export const plannerOptions = (planner: QueryPlanner) => (planner === 'rust' ? { unifiedGraphHandler } : {});
+/**
+ * The runtime option that selects the planner: the Rust one, or the runtime's own JavaScript one, each declaring @defer
+ * in its schema. On `rust`, operations that defer part of their result still run on the JavaScript planner, which alone
+ * executes @defer (defer.ts).
+ */
+export const plannerOptions = (planner: QueryPlanner) => ({
+  unifiedGraphHandler: planner === 'rust' ? unifiedGraphHandlerWithDefer : federationHandlerWithDefer,
+});
 
 /** What re-reading a result needs of the operation that produced it. */
 export interface ExecutedOperation {
@@ -34,8 +42,8 @@ export interface ExecutedOperation {
   variableValues?: Record<string, unknown> | null | undefined;
 }
 
-/** A field of a result, in the order graphql-js completes them. */
-export type FieldVisitor = (info: GraphQLResolveInfo) => void;
+/** A field of a result, with its value, in the order graphql-js completes them. */
+export type FieldVisitor = (info: GraphQLResolveInfo, value: unknown) => void;
 
 const pathKey = (info: GraphQLResolveInfo) => responsePathAsArray(info.path).join('.');
 /** The path with `@` for every list index: how an error about a field of every item names it (authorization.ts). */
@@ -43,15 +51,25 @@ const everyItemPathKey = (info: GraphQLResolveInfo) =>
   responsePathAsArray(info.path).map((key) => (typeof key === 'number' ? '@' : key)).join('.');
 
 /**
- * An abstract type resolves to the result's `__typename` when it was selected; otherwise to the first possible type
- * whose fields hold every key of the value (the planner has already applied the fragments' type conditions).
+ * An abstract type resolves to the result's `__typename` when it was selected; otherwise to a possible type whose
+ * fields hold every key of the value (the planner has already applied the fragments' type conditions), preferring one
+ * the selection names in a fragment: `{ id name }` under `... on Product` is a Product, not the User that also has both.
  */
 const typeResolver: GraphQLTypeResolver<unknown, unknown> = (value, _context, info, abstractType) => {
   const object = value as Record<string, unknown>;
   if (typeof object['__typename'] === 'string') return object['__typename'];
   const keys = Object.keys(object);
-  const possible = info.schema.getPossibleTypes(abstractType);
-  return (possible.find((type) => isObjectType(type) && keys.every((key) => key in type.getFields())) ?? possible[0])?.name;
+  const fitting = info.schema.getPossibleTypes(abstractType).filter((type) => isObjectType(type) && keys.every((key) => key in type.getFields()));
+  const named = new Set(
+    info.fieldNodes.flatMap((node) =>
+      (node.selectionSet?.selections ?? []).flatMap((selection) => {
+        if (selection.kind === Kind.INLINE_FRAGMENT) return selection.typeCondition ? [selection.typeCondition.name.value] : [];
+        if (selection.kind === Kind.FRAGMENT_SPREAD) return [info.fragments[selection.name.value]?.typeCondition.name.value ?? ''];
+        return [];
+      }),
+    ),
+  );
+  return (fitting.find((type) => named.has(type.name)) ?? fitting[0] ?? info.schema.getPossibleTypes(abstractType)[0])?.name;
 };
 
 const dataOnlySchemas = new WeakMap<GraphQLSchema, GraphQLSchema>();
@@ -91,9 +109,10 @@ export function completeResult(operation: ExecutedOperation, result: ExecutionRe
   const errors = result.errors?.map(asGraphQLError) as GraphQLError[] | undefined;
   const failed = new Set(errors?.flatMap((error) => (error.path ? [error.path.join('.')] : [])));
   const fieldResolver: GraphQLFieldResolver<unknown, unknown> = (source, _args, _context, info) => {
-    visit?.(info);
-    if (failed.size > 0 && (failed.has(pathKey(info)) || failed.has(everyItemPathKey(info)))) return null;
-    return (source as Record<string, unknown> | null | undefined)?.[info.path.key as string] ?? null;
+    const value =
+      failed.size > 0 && (failed.has(pathKey(info)) || failed.has(everyItemPathKey(info))) ? null : ((source as Record<string, unknown> | null | undefined)?.[info.path.key as string] ?? null);
+    visit?.(info, value);
+    return value;
   };
   const completed = execute({
     schema: dataOnly(operation.schema),

@@ -65,8 +65,11 @@ function recentBucketKeys(): (client: string, bucket: string) => string {
   };
 }
 
+/** The bucket of a client's cost budget: one per client, whatever its operations. */
+export const COST_BUCKET = 'cost';
+
 /** The Redis key counting `client` (`user:<ID>` or `ip:<address>`) in `bucket` of a limiter. */
-export const rateLimitKey = (limiter: 'standard' | 'expensive', client: string, bucket: string): string =>
+export const rateLimitKey = (limiter: 'standard' | 'expensive' | 'cost', client: string, bucket: string): string =>
   `${KEY_PREFIX}:${limiter}:${bucketKey(client, bucket)}`;
 
 function rateLimited(operation: string, limit: number, windowMs: number, retryAfterMs: number): GraphQLError {
@@ -109,4 +112,50 @@ export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefi
       }
     },
   };
+}
+
+export interface CostBudgetSettings {
+  /** Estimated cost a client may spend per window. */
+  perWindow: number;
+  windowMs: number;
+  trustProxyHops: number;
+}
+
+function costBudgetExceeded(perWindow: number, windowMs: number, cost: number, retryAfterMs: number): GraphQLError {
+  const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new GraphQLError(`Cost budget exceeded: at most ${perWindow} of estimated cost per ${windowMs} ms, this operation costs ${cost}; retry in ${retryAfter} s`, {
+    extensions: {
+      code: ErrorCode.RATE_LIMITED,
+      operation: COST_BUCKET,
+      limit: perWindow,
+      cost,
+      windowMs,
+      retryAfterMs,
+      http: { status: 429, headers: { 'Retry-After': String(retryAfter) } },
+    },
+  });
+}
+
+// A budget of estimated cost per client and window, in the same Redis counters as the limits above (a `cost` limiter
+// whose points are cost, not requests), so a client spends one budget across every replica. Each operation consumes
+// the cost the complexity limit measured for it (limits.ts), just before it executes: it must run after that limit,
+// and an operation the complexity limit refuses costs nothing. A subscription consumes its cost once, when it starts.
+export function useCostRateLimit(settings: CostBudgetSettings, redis: Redis | undefined, costOf: (context: object) => number | undefined): GatewayPlugin {
+  const budget = limiter(redis, COST_BUCKET, settings.perWindow, settings.windowMs);
+  const keyOf = recentBucketKeys();
+  const consume = async ({ args, setResultAndStopExecution }: {
+    args: { contextValue: unknown };
+    setResultAndStopExecution(result: { errors: GraphQLError[] }): void;
+  }) => {
+    const context = args.contextValue as ServerContext & { request?: Request };
+    const cost = costOf(context);
+    if (!context.request || cost === undefined || cost <= 0 || !Number.isFinite(cost)) return;
+    try {
+      await budget.consume(keyOf(clientKey(context.request, context, settings.trustProxyHops), COST_BUCKET), cost);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      setResultAndStopExecution({ errors: [costBudgetExceeded(settings.perWindow, settings.windowMs, cost, rejection.msBeforeNext)] });
+    }
+  };
+  return { onExecute: consume, onSubscribe: consume };
 }

@@ -9,9 +9,11 @@ import {
   responsePathAsArray,
   type DocumentNode,
   type ExecutionResult,
+  type GraphQLError,
   type GraphQLResolveInfo,
   type OperationDefinitionNode,
 } from 'graphql';
+import { actualCost } from './limits.js';
 import { completeResult, queryPlanOf, type ExecutedOperation } from './query-planner.js';
 
 const TRACING_HEADERS = ['x-ordergraph-tracing', 'x-apollo-tracing'];
@@ -109,7 +111,9 @@ function buildTrace(trace: Trace, operation: ExecutedOperation, result: Executio
     return { path, printed, fetch: { ...fetch, path } };
   });
   const resolvers: ResolverTrace[] = [];
-  const completed = completeResult(operation, result, (info: GraphQLResolveInfo) => {
+  const cost = actualCost();
+  const completed = completeResult(operation, result, (info: GraphQLResolveInfo, value) => {
+    cost.visit(info, value);
     const path = responsePathAsArray(info.path);
     const fetch = fetchOf(fetches, path, info.fieldName);
     resolvers.push({
@@ -138,7 +142,50 @@ function buildTrace(trace: Trace, operation: ExecutedOperation, result: Executio
     duration: sinceStart(trace),
     execution: { resolvers },
   };
-  return { ...completed, extensions: { ...result.extensions, tracing } };
+  return { result: { ...completed, extensions: { ...result.extensions, tracing } }, actualCost: cost.total() };
+}
+
+/** A part of an incremental result (deferSpec=20220824): the first with `data`, the later ones with `incremental`. */
+interface IncrementalPart {
+  data?: Record<string, unknown> | null;
+  errors?: readonly GraphQLError[];
+  incremental?: { data?: Record<string, unknown> | null; items?: unknown[]; path: readonly (string | number)[]; errors?: readonly GraphQLError[] }[];
+  extensions?: Record<string, unknown>;
+  hasNext: boolean;
+}
+
+/** Merges a later part's data into the whole at its path (a deferred fragment's fields, or a stream's items). */
+function mergeAt(whole: Record<string, unknown>, path: readonly (string | number)[], data: unknown) {
+  let target: unknown = whole;
+  for (const key of path) target = (target as Record<string | number, unknown> | null)?.[key];
+  if (target === null || typeof target !== 'object') return;
+  const into = (to: Record<string, unknown>, from: Record<string, unknown>) => {
+    for (const [key, value] of Object.entries(from)) {
+      const existing = to[key];
+      if (existing && value && typeof existing === 'object' && typeof value === 'object') into(existing as Record<string, unknown>, value as Record<string, unknown>);
+      else to[key] = value;
+    }
+  };
+  into(target as Record<string, unknown>, data as Record<string, unknown>);
+}
+
+async function* tracedParts(parts: AsyncIterable<IncrementalPart>, trace: (whole: ExecutionResult) => Record<string, unknown>): AsyncGenerator<IncrementalPart> {
+  const whole: Record<string, unknown> = {};
+  const errors: GraphQLError[] = [];
+  for await (const part of parts) {
+    if (part.data) mergeAt(whole, [], structuredClone(part.data));
+    errors.push(...(part.errors ?? []));
+    for (const entry of part.incremental ?? []) {
+      if (entry.data) mergeAt(whole, entry.path, structuredClone(entry.data));
+      if (entry.items) {
+        const list = entry.path.slice(0, -1).reduce<unknown>((at, key) => (at as Record<string | number, unknown> | null)?.[key], whole);
+        if (Array.isArray(list)) list.push(...structuredClone(entry.items));
+      }
+      errors.push(...(entry.errors ?? []));
+    }
+    if (part.hasNext) yield part;
+    else yield { ...part, extensions: { ...part.extensions, ...trace({ data: whole, ...(errors.length > 0 ? { errors } : {}) }) } };
+  }
 }
 
 export interface TracingOptions {
@@ -149,8 +196,8 @@ export interface TracingOptions {
 
 // Each subgraph fetch is an entry with parentType "Subgraph", fieldName the subgraph's name, returnType the fetch's
 // root field ("_entities" for an entity fetch) and path the field that needed it. Times are nanoseconds from the start
-// of execution. extensions.cost is the operation's estimated cost (`@cost`/`@listSize`, limits.ts) and the limit it
-// was held to.
+// of execution. extensions.cost is the operation's estimated cost (`@cost`/`@listSize`, limits.ts), the limit it was
+// held to, and its actual cost: the same weights over the result as it came back.
 //
 // Written here rather than taken from @envelop/apollo-tracing, which traces every request (no per-request switch, no
 // role check), cannot see subgraph fetches and times graphql-js resolvers, which a query planner does not run: the
@@ -166,9 +213,17 @@ export function useTracing({ production, cost }: TracingOptions): GatewayPlugin 
       traces.set(args.contextValue, trace);
       return {
         onExecuteDone({ result, setResult }) {
-          if (Symbol.asyncIterator in result) return;
+          if (Symbol.asyncIterator in result) {
+            // An answer in parts (@defer): the trace and cost come with the last part, of the parts put together.
+            const traceOf = (whole: ExecutionResult) => {
+              const traced = buildTrace(trace, args, whole, undefined);
+              return { tracing: traced.result.extensions.tracing, cost: { ...cost(args.contextValue), actual: traced.actualCost } };
+            };
+            setResult(tracedParts(result as AsyncIterable<IncrementalPart>, traceOf));
+            return;
+          }
           const traced = buildTrace(trace, args, result, queryPlanOf(args.contextValue, args) as PlanNode | undefined);
-          setResult({ ...traced, extensions: { ...traced.extensions, cost: cost(args.contextValue) } });
+          setResult({ ...traced.result, extensions: { ...traced.result.extensions, cost: { ...cost(args.contextValue), actual: traced.actualCost } } });
         },
       };
     },

@@ -1,0 +1,299 @@
+// @defer through the gateway over real HTTP: answered in multipart/mixed parts (deferSpec=20220824) on both planners,
+// read by Apollo Client 4, with deferred fields from other subgraphs, limits, authorization and tracing as for any
+// other operation; a client that cannot read parts is refused before anything is fetched.
+import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
+import { Defer20220824Handler } from '@apollo/client/incremental';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toGlobalId } from '@ordergraph/core';
+import { graphql, stream, token, withoutRequestIds, wsClient } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+
+const orderId = toGlobalId('Order', 'order-0001');
+const productId = toGlobalId('Product', 'product-0001');
+const aliceId = toGlobalId('User', 'user-0001');
+/** What Apollo Client 4's HttpLink sends for an operation with @defer (its Defer20220824Handler). */
+const DEFER_ACCEPT = 'multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9';
+
+interface Part {
+  data?: Record<string, any> | null;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
+  incremental?: { data: Record<string, any> | null; path: (string | number)[]; errors?: Part['errors'] }[];
+  extensions?: Record<string, any>;
+  hasNext: boolean;
+}
+
+interface Answer {
+  status: number;
+  contentType: string | null;
+  /** Each part of a multipart answer; a JSON answer as its one part. */
+  parts: Part[];
+}
+
+/** POSTs an operation and reads every part of a multipart/mixed answer (RFC 2046: parts between `--boundary` lines). */
+async function post(url: string, query: string, options: { token?: string; accept?: string; variables?: Record<string, unknown>; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: options.accept ?? DEFER_ACCEPT,
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...options.headers,
+    },
+    body: JSON.stringify({ query, variables: options.variables }),
+  });
+  const contentType = response.headers.get('content-type');
+  const text = await response.text();
+  const boundary = /boundary="?([^";]+)"?/.exec(contentType ?? '')?.[1];
+  if (!contentType?.startsWith('multipart/mixed') || !boundary) return { status: response.status, contentType, parts: [withoutRequestIds(JSON.parse(text) as Part, response.headers)] };
+  const parts = text
+    .split(`--${boundary}`)
+    .map((chunk) => chunk.split('\r\n\r\n').slice(1).join('\r\n\r\n').trim())
+    .filter((body) => body.length > 0)
+    .map((body) => JSON.parse(body) as Part)
+    // Every error of every part names the request, as a single answer's do (checked, then removed).
+    .map((part) => ({
+      ...withoutRequestIds(part, response.headers),
+      ...(part.incremental ? { incremental: part.incremental.map((entry) => withoutRequestIds(entry, response.headers)) } : {}),
+    }));
+  return { status: response.status, contentType, parts };
+}
+
+describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
+  let supergraph: Supergraph;
+  let admin: string;
+  let alice: string;
+  beforeAll(async () => {
+    supergraph = await startSupergraph({ gatewayEnv: { QUERY_PLANNER: planner } });
+    admin = await token('ADMIN', 'user-0000');
+    alice = await token('USER', 'user-0001');
+  });
+  afterAll(() => supergraph?.stop());
+
+  it('answers in parts: the initial payload with hasNext, the deferred fields of other subgraphs under `incremental` at their path, then hasNext false', async () => {
+    const answer = await post(
+      supergraph.url,
+      `query ($id: ID!) { order(id: $id) { id status ... @defer { user { name } items { product { name } } } } }`,
+      { token: admin, variables: { id: orderId } },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.contentType).toMatch(/^multipart\/mixed; ?boundary=/);
+    const [initial, ...later] = answer.parts;
+    expect(initial).toEqual({ data: { order: { id: orderId, status: expect.any(String) } }, hasNext: true });
+    expect(later.at(-1)!.hasNext).toBe(false);
+    const incremental = later.flatMap((part) => part.incremental ?? []);
+    // user.name comes from users, product.name from catalog: neither is orders', the subgraph the order is from.
+    expect(incremental).toEqual([
+      { path: ['order'], data: { user: { name: expect.any(String) }, items: expect.arrayContaining([{ product: { name: expect.any(String) } }]) } },
+    ]);
+  });
+
+  it("defers another subgraph's list under an entity: a user's orders, with their products", async () => {
+    const answer = await post(
+      supergraph.url,
+      `query ($id: ID!) { user(id: $id) { id name ... @defer(label: "orders") { orders(limit: 2) { id items { product { name } } } } } }`,
+      { token: alice, variables: { id: aliceId } },
+    );
+    expect(answer.parts[0]).toEqual({ data: { user: { id: aliceId, name: expect.any(String) } }, hasNext: true });
+    const incremental = answer.parts.slice(1).flatMap((part) => part.incremental ?? []);
+    expect(incremental).toHaveLength(1);
+    expect(incremental[0]).toMatchObject({ path: ['user'], label: 'orders' });
+    expect(incremental[0]!.data!['orders']).toHaveLength(2);
+    expect(incremental[0]!.data!['orders'][0].items[0].product.name).toEqual(expect.any(String));
+  });
+
+  it('is read by Apollo Client 4 (HttpLink with the Defer20220824Handler): first the order, then its deferred fields merged in', async () => {
+    const client = new ApolloClient({
+      link: new HttpLink({ uri: supergraph.url, headers: { authorization: `Bearer ${admin}` } }),
+      cache: new InMemoryCache(),
+      incrementalHandler: new Defer20220824Handler(),
+    });
+    try {
+      const query = gql`
+        query DeferredOrder($id: ID!) {
+          order(id: $id) {
+            id
+            status
+            ... @defer {
+              user { id name }
+              items { product { id name } }
+            }
+          }
+        }
+      `;
+      const seen: { dataState: string; data: unknown }[] = [];
+      await new Promise<void>((resolve, reject) => {
+        const subscription = client.watchQuery({ query, variables: { id: orderId } }).subscribe({
+          next: (result) => {
+            seen.push({ dataState: result.dataState, data: result.data });
+            if (result.dataState === 'complete') {
+              subscription.unsubscribe();
+              resolve();
+            }
+          },
+          error: reject,
+        });
+      });
+      const streaming = seen.find((result) => result.dataState === 'streaming');
+      expect(streaming?.data).toMatchObject({ order: { id: orderId, status: expect.any(String) } });
+      expect((streaming?.data as { order: Record<string, unknown> }).order['user']).toBeUndefined();
+      expect(seen.at(-1)!.data).toMatchObject({
+        order: { id: orderId, user: { name: expect.any(String) }, items: expect.arrayContaining([expect.objectContaining({ product: expect.objectContaining({ name: expect.any(String) }) })]) },
+      });
+    } finally {
+      client.stop();
+    }
+  });
+
+  it('answers in parts over graphql-ws too: each part a `next` message', async () => {
+    const client = wsClient(supergraph.url, { token: admin });
+    try {
+      const parts = stream(client.iterate({ query: `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, variables: { id: orderId } }));
+      expect(await parts.ended).toBeUndefined();
+      expect(parts.results).toEqual([
+        { data: { order: { id: orderId } }, hasNext: true },
+        { incremental: [{ path: ['order'], data: { user: { name: expect.any(String) } } }], hasNext: false },
+      ]);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('answers a deferred query of cacheable fields in parts every time, never from the response cache, with Cache-Control: no-store', async () => {
+    const query = `query ($id: ID!) { product(id: $id) { id ... @defer { name } } }`;
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(supergraph.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: DEFER_ACCEPT },
+        body: JSON.stringify({ query, variables: { id: productId } }),
+      });
+      expect(response.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('age')).toBeNull();
+      expect(await response.text()).toContain('"incremental"');
+    }
+  });
+
+  it('refuses @stream at validation (400 GRAPHQL_VALIDATION_FAILED), asking no subgraph: none serves it', async () => {
+    const before = await supergraph.subgraphRequests();
+    const answer = await post(supergraph.url, `{ products(limit: 3) @stream(initialCount: 1) { id } }`);
+    expect(answer.status).toBe(400);
+    expect(answer.parts[0]!.errors).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('@stream is not supported'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }),
+    ]);
+    expect(await supergraph.subgraphRequests()).toBe(before);
+  });
+
+  it('holds a deferred operation to the depth limit: 400 DEPTH_LIMIT_EXCEEDED, nothing fetched', async () => {
+    const before = await supergraph.subgraphRequests();
+    const answer = await post(
+      supergraph.url,
+      `query ($id: ID!) { user(id: $id) { id ... @defer { orders { user { orders { user { orders { items { product { name } } } } } } } } } }`,
+      { token: alice, variables: { id: aliceId } },
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.parts[0]!.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'DEPTH_LIMIT_EXCEEDED' }) })]);
+    expect(await supergraph.subgraphRequests()).toBe(before);
+    // Within the limit, the same deferred fragment is answered in parts.
+    const within = await post(supergraph.url, `query ($id: ID!) { user(id: $id) { id ... @defer { orders(limit: 1) { items { product { name } } } } } }`, {
+      token: alice,
+      variables: { id: aliceId },
+    });
+    expect(within.status).toBe(200);
+    expect(within.parts.at(-1)).toMatchObject({ hasNext: false, incremental: [{ path: ['user'] }] });
+  });
+
+  it('refuses a field the caller may not see inside a deferred fragment: null with UNAUTHENTICATED in the part that delivers it, the rest stays', async () => {
+    const answer = await post(supergraph.url, `query ($p: ID!, $o: ID!) { product(id: $p) { id } ... @defer { products(limit: 1) { id } order(id: $o) { id } } }`, {
+      variables: { p: productId, o: orderId },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.parts[0]).toEqual({ data: { product: { id: productId } }, hasNext: true });
+    const incremental = answer.parts.slice(1).flatMap((part) => part.incremental ?? []);
+    expect(incremental).toEqual([
+      {
+        path: [],
+        data: { products: [{ id: expect.any(String) }], order: null },
+        errors: [expect.objectContaining({ message: 'Authentication required', path: ['order'], extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) })],
+      },
+    ]);
+  });
+
+  it('refuses, before anything is fetched, a deferred operation from a client that does not accept parts (406 NOT_ACCEPTABLE)', async () => {
+    const before = await supergraph.subgraphRequests();
+    for (const accept of ['application/json', 'application/graphql-response+json', 'multipart/mixed;incrementalSpec=v0.2']) {
+      const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { total } } }`, { token: admin, accept, variables: { id: orderId } });
+      expect(answer.status).toBe(406);
+      expect(answer.parts[0]!.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'NOT_ACCEPTABLE' }) })]);
+      expect(answer.parts[0]!.errors![0]!.message).toContain('multipart/mixed;deferSpec=20220824');
+    }
+    expect(await supergraph.subgraphRequests()).toBe(before);
+    // @defer(if: false) defers nothing: the whole answer, as JSON.
+    const whole = await graphql(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer(if: false) { total } } }`, { token: admin, variables: { id: orderId } });
+    expect(whole.status).toBe(200);
+    expect(whole.body.data).toEqual({ order: { id: orderId, total: expect.any(Number) } });
+  });
+
+  it("answers a deferred query in deferSpec parts even when the Accept also names Apollo's subscriptionSpec, which stays for subscriptions", async () => {
+    const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { total } } }`, {
+      token: admin,
+      accept: 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0, multipart/mixed;deferSpec=20220824, application/json',
+      variables: { id: orderId },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.contentType).not.toContain('subscriptionSpec');
+    expect(answer.parts[0]).toEqual({ data: { order: { id: orderId } }, hasNext: true });
+    expect(answer.parts.flatMap((part) => part.incremental ?? [])).toEqual([{ path: ['order'], data: { total: expect.any(Number) } }]);
+    const subscription = await post(supergraph.url, `subscription { newOrderCreated { id } }`, { token: admin, accept: 'multipart/mixed;deferSpec=20220824' });
+    expect(subscription.status).toBe(406);
+  });
+
+  it('traces a deferred operation: extensions.tracing and extensions.cost with the last part, covering the deferred fields', async () => {
+    const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, {
+      token: admin,
+      variables: { id: orderId },
+      headers: { 'x-ordergraph-tracing': '1' },
+    });
+    expect(answer.parts[0]!.extensions).toBeUndefined();
+    const last = answer.parts.at(-1)!;
+    expect(last.hasNext).toBe(false);
+    // order 1 + id 1 + user 1 + name 1, estimated and as it came back.
+    expect(last.extensions?.['cost']).toEqual({ estimated: 4, max: 1000, actual: 4 });
+    const resolvers = last.extensions?.['tracing'].execution.resolvers as { path: (string | number)[]; parentType: string; fieldName: string }[];
+    expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['order', 'user', 'name'], fieldName: 'name' })]));
+    expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ parentType: 'Subgraph', fieldName: 'users' })]));
+  });
+
+  // Last: it stops a subgraph.
+  it('applies the error policy to a deferred part: a subgraph that is down is SUBGRAPH_UNAVAILABLE there, the first part intact', async () => {
+    await supergraph.stopSubgraph('users');
+    const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, { token: admin, variables: { id: orderId } });
+    expect(answer.parts[0]).toEqual({ data: { order: { id: orderId } }, hasNext: true });
+    const errors = answer.parts.slice(1).flatMap((part) => [...(part.errors ?? []), ...(part.incremental ?? []).flatMap((entry) => entry.errors ?? [])]);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) expect(error.extensions).toEqual({ code: 'SUBGRAPH_UNAVAILABLE' });
+    expect(answer.parts.at(-1)!.hasNext).toBe(false);
+  });
+});
+
+describe('the Rust planner stays the default for everything else', () => {
+  let supergraph: Supergraph;
+  beforeAll(async () => {
+    supergraph = await startSupergraph();
+  });
+  afterAll(() => supergraph?.stop());
+
+  it('plans an operation without @defer on the Rust planner (its plan can be inspected), and only a deferred one elsewhere', async () => {
+    const admin = await token('ADMIN', 'user-0000');
+    const headers = { 'x-ordergraph-query-plan': '1' };
+    const plain = await graphql(supergraph.url, `query ($id: ID!) { order(id: $id) { id user { name } } }`, { token: admin, variables: { id: orderId }, headers });
+    expect(plain.body.extensions?.['queryPlan']).toMatchObject({ kind: 'QueryPlan' });
+    const notDeferred = await graphql(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer(if: false) { user { name } } } }`, {
+      token: admin,
+      variables: { id: orderId },
+      headers,
+    });
+    expect(notDeferred.body.extensions?.['queryPlan']).toMatchObject({ kind: 'QueryPlan' });
+    const deferred = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, { token: admin, variables: { id: orderId }, headers });
+    expect(deferred.parts.length).toBeGreaterThan(1);
+  });
+});
