@@ -236,6 +236,8 @@ describe('sharing', () => {
     const forBob = subscribe(wsClient(supergraph.url, { token: bob }), NEW_ORDER);
     // The administrators see the same orders, so they share; a user never shares another user's stream.
     await established(5, 1, 3);
+    // One connection to orders carries the three streams of three callers, each named in its own subscription.
+    expect(await readCounter(metrics(supergraph.subgraphUrl('orders')), 'graphql_websocket_connections')).toBe(1);
 
     const [alices, bobs] = [await createOrder(alice), await createOrder(bob)];
     const [alicesOrder, bobsOrder] = [await current(alices.id), await current(bobs.id)];

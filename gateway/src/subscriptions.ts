@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import {
   ErrorCode,
+  SUBSCRIBER_EXTENSION,
   subscriptionMetrics,
   isPublicCode,
   tokenExpiresAt,
@@ -18,15 +19,10 @@ import { MULTIPART_SUBSCRIPTION_TYPE, acceptsMultipartSubscription } from './mul
 
 /**
  * The HTTP transport's option for subscriptions: they go over graphql-ws to the subgraph's own /graphql (its HTTP
- * location as ws://), with the caller's Authorization in connection_init for the subgraph to verify. Callers with the
- * same credential share one upstream connection; it closes once their last subscription ends.
+ * location as ws://), one connection per subgraph however many callers; each subscription names its caller itself
+ * (SUBSCRIBER_EXTENSION, which the subgraph verifies). The connection closes once its last subscription ends.
  */
-export const SUBSCRIPTION_TRANSPORT_OPTIONS = {
-  subscriptions: {
-    kind: 'ws',
-    options: { connectionParams: { Authorization: '{context.headers.authorization}' } },
-  },
-};
+export const SUBSCRIPTION_TRANSPORT_OPTIONS = { subscriptions: { kind: 'ws' } };
 
 interface HttpContext {
   request?: Request;
@@ -126,6 +122,12 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
   let supergraphs = 0;
   return {
     plugin: {
+      // The caller of each upstream subscription travels with it, not with the pooled connection.
+      onSubgraphExecute({ executionRequest }) {
+        if (executionRequest.operationType !== 'subscription') return;
+        const authorization = (executionRequest.context as HttpContext | undefined)?.request?.headers.get('authorization');
+        if (authorization) executionRequest.extensions = { ...executionRequest.extensions, [SUBSCRIBER_EXTENSION]: authorization };
+      },
       onSchemaChange({ schema }) {
         if (schema === served) return;
         if (served !== undefined) {

@@ -142,6 +142,12 @@ export function trackSubscription<T>(source: AsyncIterable<T>, metrics: Subscrip
 }
 
 /**
+ * Where the gateway puts each subscription's caller when it subscribes upstream: its Authorization value, in the
+ * subscribe message's extensions, so that one connection carries the subscriptions of many callers.
+ */
+export const SUBSCRIBER_EXTENSION = 'authorization';
+
+/**
  * The Authorization value of a WebSocket connection: `Authorization` (or `authorization`) in the connection_init
  * payload, else the handshake's Authorization header.
  */

@@ -1,11 +1,21 @@
 // Subscriptions of a subgraph: graphql-ws on its own HTTP server at /graphql, next to Apollo Server, which has no
-// WebSocket transport; the gateway connects with the caller's token in connection_init, verified here as for HTTP.
+// WebSocket transport; each subscription's caller is verified as an HTTP request's is.
 import type http from 'node:http';
-import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { WebSocketServer } from 'ws';
-import { subscriptionMetrics, trackSubscription, websocketAuthentication, type RequestIdentity, type TokenVerifier } from '@ordergraph/core';
+import {
+  ErrorCode,
+  InvalidTokenError,
+  SUBSCRIBER_EXTENSION,
+  subscriptionMetrics,
+  trackSubscription,
+  viewerFromHeader,
+  websocketAuthentication,
+  type RequestIdentity,
+  type TokenVerifier,
+} from '@ordergraph/core';
 import { isSignedWith, unsignedRequest } from './signature.js';
 
 export interface SubgraphSubscriptionsOptions<TContext> {
@@ -26,6 +36,11 @@ export interface Disposable {
   dispose(): Promise<void>;
 }
 
+const subscriberOf = (extensions: unknown): string | undefined => {
+  const value = (extensions as Record<string, unknown> | undefined)?.[SUBSCRIBER_EXTENSION];
+  return typeof value === 'string' ? value : undefined;
+};
+
 const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
   typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
@@ -33,13 +48,41 @@ export function serveSubgraphSubscriptions<TContext>(options: SubgraphSubscripti
   const { formatError } = options;
   const gauge = subscriptionMetrics(options.registry);
   const authentication = websocketAuthentication(options.verifyToken);
+  // Each subscription's verified caller, from onSubscribe to its context: the gateway's connections carry many callers'
+  // subscriptions, each naming its own (SUBSCRIBER_EXTENSION); a client that sent a token in connection_init only is
+  // that connection's caller.
+  const callers = new WeakMap<object, Map<string, RequestIdentity>>();
+  const callerOf = (ctx: object, id: string) => callers.get(ctx)?.get(id);
   const wsServer = new WebSocketServer({ server: options.httpServer, path: options.path });
+  const connections = new Gauge({
+    name: 'graphql_websocket_connections',
+    help: 'Open WebSocket connections; a gateway replica keeps one for all its subscriptions here',
+    registers: [options.registry],
+  });
+  wsServer.on('connection', (socket) => {
+    connections.inc();
+    socket.once('close', () => connections.dec());
+  });
   const server = useServer(
     {
       schema: options.schema,
       onConnect: authentication.onConnect,
-      onSubscribe: (_ctx, _id, payload) => (options.signingSecret && !isSignedWith(options.signingSecret, payload) ? [unsignedRequest()] : undefined),
-      context: (ctx) => options.createContext(authentication.identityOf(ctx)),
+      async onSubscribe(ctx, id, payload) {
+        if (options.signingSecret && !isSignedWith(options.signingSecret, payload)) return [unsignedRequest()];
+        const authorization = subscriberOf(payload.extensions);
+        if (authorization === undefined) return undefined;
+        try {
+          const viewer = await viewerFromHeader(options.verifyToken, authorization);
+          if (!callers.has(ctx)) callers.set(ctx, new Map());
+          callers.get(ctx)!.set(id, { viewer, authorization });
+          return undefined;
+        } catch (error) {
+          if (!(error instanceof InvalidTokenError)) throw error;
+          return [new GraphQLError(error.message, { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
+        }
+      },
+      context: (ctx, id) => options.createContext(callerOf(ctx, id) ?? authentication.identityOf(ctx)),
+      onComplete: (ctx, id) => void callers.get(ctx)?.delete(id),
       onOperation: (_ctx, _id, _payload, _args, result) =>
         isAsyncIterable(result) ? trackSubscription(result, gauge) : undefined,
       onNext: (_ctx, _id, _payload, _args, result) =>

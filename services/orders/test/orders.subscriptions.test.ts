@@ -38,6 +38,28 @@ const update = async (id: string, status: string) => {
   return body.data!.updateOrder as { id: string; status: string; updatedAt: string };
 };
 
+describe('a caller per subscription', () => {
+  it('takes each subscription\'s caller from its extensions, as the gateway sends them on one connection for all', async () => {
+    const [mine, theirs] = [seeded.take('PENDING'), seeded.take('PENDING')];
+    const [owner, stranger] = await Promise.all([token('USER', mine.userLocalId), token('USER', theirs.userLocalId)]);
+    const shared = wsClient(orders.url); // anonymous connection: the gateway's
+    const as = (bearer: string) => ({ extensions: { authorization: `Bearer ${bearer}` } });
+    const ownStream = subscribe(shared, STATUS_CHANGED, { id: orderGlobalId(mine) }, as(owner));
+    const foreign = subscribe(shared, STATUS_CHANGED, { id: orderGlobalId(mine) }, as(stranger));
+    const forged = subscribe(shared, STATUS_CHANGED, { id: orderGlobalId(mine) }, as('not-a-jwt'));
+    expect((await foreign.received(1))[0]!.errors?.[0]?.extensions?.['code']).toBe('NOT_FOUND');
+    try {
+      expect(JSON.stringify(await forged.ended)).toContain('UNAUTHENTICATED');
+      await waitFor(async () => (await subscribers(statusChannel(mine.localId))) === 1, 'the owner subscribed');
+      await update(orderGlobalId(mine), 'PROCESSING');
+      expect((await ownStream.received(1))[0]!.data?.['orderStatusChanged']).toMatchObject({ status: 'PROCESSING' });
+    } finally {
+      await ownStream.close();
+      await shared.dispose();
+    }
+  });
+});
+
 describe('connection authentication', () => {
   it('closes a connection whose token does not verify with 4403', async () => {
     const closed = new Promise<number>((resolve) => {
