@@ -100,7 +100,7 @@ describe('Redis Sentinel', () => {
     await sentinel?.close();
   });
 
-  it('keeps answering through a failover, after which replicas share state and events through the new primary', { timeout: 90_000 }, async () => {
+  it('keeps answering through a failover, after which replicas share state and events through the new primary', { timeout: 180_000 }, async () => {
     const [a, b] = [deployment.replicas[0]!.url, deployment.replicas[1]!.url];
     await expectSharedPersistedQueries(a, b, 13);
     const before = await sentinel.primaryPort();
@@ -125,8 +125,17 @@ describe('Redis Sentinel', () => {
 
     expect(await sentinel.primaryPort()).not.toBe(before);
     expect(outcomes.filter((status) => status !== 200)).toEqual([]);
-    await waitFor(async () => (await fetch(a.replace('/graphql', '/readyz'))).status === 200, 'gateway A ready on the new primary');
-    await waitFor(async () => (await fetch(b.replace('/graphql', '/readyz'))).status === 200, 'gateway B ready on the new primary');
+    // Generous: on a loaded machine the clients' reconnections (capped backoff, asking the sentinels anew) have been seen
+    // to take over 20 s; a failure names what each /readyz said last.
+    const readyz = async (url: string) => {
+      const response = await fetch(url.replace('/graphql', '/readyz'));
+      return { status: response.status, body: await response.text() };
+    };
+    for (const [name, url] of [['A', a], ['B', b]] as const) {
+      await waitFor(async () => (await readyz(url)).status === 200, 'gateway ' + name + ' ready on the new primary', 60_000).catch(async (error: Error) => {
+        throw new Error(error.message + ': /readyz said ' + JSON.stringify(await readyz(url)));
+      });
+    }
     await expectSharedPersistedQueries(b, a, 19);
     await expectSharedEvents(deployment, admin);
   });
