@@ -132,8 +132,8 @@ describe('Redis Sentinel', () => {
       return { status: response.status, body: await response.text() };
     };
     for (const [name, url] of [['A', a], ['B', b]] as const) {
-      await waitFor(async () => (await readyz(url)).status === 200, 'gateway ' + name + ' ready on the new primary', 60_000).catch(async (error: Error) => {
-        throw new Error(error.message + ': /readyz said ' + JSON.stringify(await readyz(url)));
+      await waitFor(async () => (await readyz(url)).status === 200, `gateway ${name} ready on the new primary`, 60_000).catch(async (error: Error) => {
+        throw new Error(`${error.message}: /readyz said ${JSON.stringify(await readyz(url))}`);
       });
     }
     await expectSharedPersistedQueries(b, a, 19);
