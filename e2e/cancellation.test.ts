@@ -112,6 +112,18 @@ describe('a client that leaves', () => {
     await waitFor(async () => (await callsWaiting()) === 0, 'no call left waiting');
   });
 
+  it('does not count against the subgraph: clients leaving, however many, never open its circuit', async () => {
+    for (let round = 1; round <= 3; round++) {
+      const leaving = Array.from({ length: 8 }, () => client('{ slowAnswer }'));
+      await waitFor(async () => (await callsWaiting()) === 8, 'eight clients waiting on one call');
+      for (const one of leaving) one.leave();
+      await waitFor(() => slow.counts.cut === round, 'the gateway to cut the call');
+      await waitFor(async () => (await callsWaiting()) === 0, 'no call left waiting');
+    }
+    const readyz = (await (await fetch(supergraph.url.replace(/\/graphql$/, '/readyz'))).json()) as { subgraphs: Record<string, string> };
+    expect(readyz.subgraphs['slow']).toBe('closed');
+  });
+
   it('does not cancel a call another client shares: that client gets the whole answer', async () => {
     const [leaving, staying] = [client('{ slowAnswer }'), client('{ slowAnswer }')];
     // Both wait on the gateway's side; the subgraph got one call.

@@ -60,9 +60,11 @@ class Breaker {
     return true;
   }
 
-  record(ok: boolean): CircuitState | undefined {
+  /** `ok` undefined: the call says nothing about the subgraph (its client left); only a probe slot is given back. */
+  record(ok: boolean | undefined): CircuitState | undefined {
     const before = this.state;
     this.probing = false;
+    if (ok === undefined) return undefined;
     if (ok) {
       this.failures = 0;
       this.openedAt = undefined;
@@ -146,8 +148,8 @@ function unlessAborted<T>(promise: Promise<T>, signals: AbortSignal[]): Promise<
   });
 }
 
-/** A subgraph's answer read once, for each caller that shares it to get a Response of its own. */
-interface SharedAnswer {
+/** A shared subgraph answer's body read once, for each of its callers to get a Response of its own. */
+interface BufferedAnswer {
   status: number;
   statusText: string;
   headers: Headers;
@@ -155,63 +157,75 @@ interface SharedAnswer {
 }
 
 interface SharedCall {
-  answer: Promise<SharedAnswer>;
+  response: Promise<Response>;
+  /** Set once a second caller needs the answer too: its body, read once. */
+  buffered?: Promise<BufferedAnswer>;
   callers: number;
-  settled: boolean;
+  /** No longer joinable: answered to its only caller, read for all, failed or cancelled. */
+  closed: boolean;
   controller: AbortController;
 }
 
 /** The reason a shared call is aborted with once every caller has gone. */
 const EVERY_CALLER_LEFT = Object.freeze(new Error('every caller of this subgraph call has gone'));
 
+const buffer = async (response: Response): Promise<BufferedAnswer> => ({
+  status: response.status,
+  statusText: response.statusText,
+  headers: response.headers,
+  body: await response.text(),
+});
+
 /**
  * Queries whose clients have all gone are cancelled at their subgraphs, and identical queries in flight at the same
  * time are sent once and share the answer. Hand-written: the HTTP executor's own sharing (deduplicateInflightRequests,
  * turned off for this) sends the shared call with its first caller's signal, so that caller leaving would fail the
- * answer of every other; here a shared call is cancelled only when each of its callers has left or timed out.
- * Mutations are never cancelled: a write the client stopped waiting for still completes.
+ * answer of every other; here a shared call is cancelled only when each of its callers has left or timed out. A call
+ * that nobody joined hands its response over as it came; a shared one is read once. Mutations are never cancelled: a
+ * write the client stopped waiting for still completes.
  */
 export function useQueryCancellation(): GatewayPlugin {
   const calls = new Map<string, SharedCall>();
-  const start = (fetchFn: typeof fetch, url: string, init: RequestInit, key: string): SharedCall => {
+  const close = (key: string, call: SharedCall) => {
+    call.closed = true;
+    if (calls.get(key) === call) calls.delete(key);
+  };
+  const start = (send: (init: RequestInit) => Promise<Response>, init: RequestInit, key: string): SharedCall => {
     const controller = new AbortController();
-    const call: SharedCall = {
-      callers: 0,
-      settled: false,
-      controller,
-      answer: fetchFn(url, { ...init, signal: controller.signal }).then(async (response) => ({
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-        body: await response.text(),
-      })),
-    };
-    call.answer
-      .finally(() => {
-        call.settled = true;
-        if (calls.get(key) === call) calls.delete(key);
-      })
-      .catch(() => undefined); // each caller sees the failure through its own await
+    const call: SharedCall = { callers: 0, closed: false, controller, response: send({ ...init, signal: controller.signal }) };
+    call.response.catch(() => close(key, call)); // each caller sees the failure through its own await
     calls.set(key, call);
     return call;
   };
   return {
-    onFetch({ url, options, context, executionRequest, fetchFn, setFetchFn }) {
-      if (!executionRequest || !hasOperation(executionRequest.document, 'query')) return;
+    onFetch({ options, context, executionRequest, fetchFn, setFetchFn }) {
+      if (!executionRequest || !hasOperation(executionRequest.document, 'query') || typeof options.body !== 'string') return;
       // The client's request is aborted when its connection closes before the answer (an HTTP request; a WebSocket
       // operation has no such signal).
       const client = (context as { request?: Request } | undefined)?.request?.signal;
-      if (sharingKey(url, options as RequestInit) === undefined) return;
-      setFetchFn((async (target: string, init: RequestInit = {}, ...rest: unknown[]) => {
-        const key = sharingKey(target, init)!;
-        const call = calls.get(key) ?? start((input, request) => (fetchFn as (...args: unknown[]) => Promise<Response>)(input, request, ...rest), target, init, key);
+      setFetchFn((async (url: string, init: RequestInit = {}, ...rest: unknown[]) => {
+        const key = sharingKey(url, init);
+        if (key === undefined) return (fetchFn as (...args: unknown[]) => Promise<Response>)(url, init, ...rest);
+        let call = calls.get(key);
+        if (!call || call.closed) call = start((shared) => (fetchFn as (...args: unknown[]) => Promise<Response>)(url, shared, ...rest), init, key);
         call.callers++;
+        let answered = false;
         try {
-          const answer = await unlessAborted(call.answer, [init.signal, client].filter((signal): signal is AbortSignal => !!signal));
+          const signals = [init.signal, client].filter((signal): signal is AbortSignal => !!signal);
+          const response = await unlessAborted(call.response, signals);
+          if (call.callers === 1 && !call.buffered) {
+            close(key, call);
+            answered = true;
+            return response;
+          }
+          const answer = await unlessAborted((call.buffered ??= buffer(response)), signals);
+          answered = true;
           return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
         } finally {
-          if (--call.callers === 0 && !call.settled) {
-            if (calls.get(key) === call) calls.delete(key);
+          call.callers--;
+          if (answered && call.callers === 0) close(key, call);
+          else if (!answered && call.callers === 0 && !call.closed) {
+            close(key, call);
             call.controller.abort(EVERY_CALLER_LEFT);
           }
         }
@@ -239,7 +253,7 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
     if (!breaker) breakers.set(subgraph, (breaker = new Breaker(settings)));
     return breaker;
   };
-  const record = (subgraph: string, ok: boolean) => {
+  const record = (subgraph: string, ok: boolean | undefined) => {
     const changed = breakerOf(subgraph).record(ok);
     if (changed) logger[changed === 'open' ? 'warn' : 'info']({ subgraph, circuit: changed }, 'subgraph circuit changed');
   };
@@ -249,15 +263,17 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
       // places them on the fields this subgraph owns (a thrown error would lose its path).
       setExecutor(async (request) => {
         if (!breakerOf(subgraphName).admit()) return { errors: [circuitOpen(subgraphName)] };
+        // A call its client abandoned (its connection closed: useQueryCancellation cancels it) says nothing about the
+        // subgraph, however it ended.
+        const abandoned = () => !!request.signal?.aborted || !!(request.context as { request?: Request } | undefined)?.request?.signal?.aborted;
         try {
           const result = await executor(request);
           // A subscription's stream is judged by whether it could start.
-          record(subgraphName, Symbol.asyncIterator in Object(result) || !failedInTransport(result));
+          record(subgraphName, abandoned() ? undefined : Symbol.asyncIterator in Object(result) || !failedInTransport(result));
           return result;
         } catch (error) {
           const timedOut = error instanceof GraphQLError && isTimeout(error);
-          // A call the client abandoned says nothing about the subgraph.
-          if (timedOut || !request.signal?.aborted) record(subgraphName, false);
+          record(subgraphName, timedOut || !abandoned() ? false : undefined);
           if (error instanceof GraphQLError && TRANSPORT_FAILURES.has(error.extensions['code'])) return { errors: [error] };
           throw error;
         }
