@@ -14,6 +14,18 @@ import { openSharedState } from '../src/shared-state.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/** A logger at info whose lines the test reads back, parsed. */
+function capturingLogger() {
+  const lines: { level: number; msg: string; reason?: string }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  return { lines, logger: pino({ level: 'info' }, sink) };
+}
+
 describe('edge settings', () => {
   it('default to the limits of the design', () => {
     expect(loadGatewayConfig({})).toMatchObject({
@@ -100,16 +112,7 @@ describe('the manifest, re-read while the gateway runs', () => {
   it('takes a new version, keeps the last good one through a bad or missing file, and logs each problem once', async () => {
     const path = join(dir, 'manifest.json');
     writeFileSync(path, manifest(['First']));
-    const lines: { level: number; msg: string; reason?: string }[] = [];
-    const logger = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(JSON.parse(chunk.toString()));
-          done();
-        },
-      }),
-    );
+    const { lines, logger } = capturingLogger();
     const watched = watchManifest(path, 10, logger);
     const ids = () => [...watched.current().byId.keys()];
     const logged = (count: number) => vi.waitFor(() => expect(lines).toHaveLength(count));
@@ -142,16 +145,7 @@ describe('the manifest, re-read while the gateway runs', () => {
 describe('without REDIS_URL', () => {
   it('announces the in-memory development fallback, as an error in production', async () => {
     for (const [production, level] of [[false, 40], [true, 50]] as const) {
-      const lines: { level: number; msg: string }[] = [];
-      const logger = pino(
-        { level: 'info' },
-        new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            lines.push(JSON.parse(chunk.toString()));
-            done();
-          },
-        }),
-      );
+      const { lines, logger } = capturingLogger();
       const state = openSharedState(undefined, logger, production);
       expect(state.redis).toBeUndefined();
       await state.close();
