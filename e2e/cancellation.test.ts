@@ -88,12 +88,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Sends `query` as a client that may leave: `leave()` aborts its request. */
-function client(query: string) {
+/** Sends `query` as a client that may leave (an administrator unless `as` says): `leave()` aborts its request. */
+function client(query: string, as = admin) {
   const leaving = new AbortController();
   const answer = fetch(supergraph.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${as}` },
     body: JSON.stringify({ query }),
     signal: leaving.signal,
   }).then(async (response) => (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] });
@@ -134,6 +134,14 @@ describe('a client that leaves', () => {
     slow.release();
     expect(await staying.answer).toEqual({ data: { slowAnswer: 42 } });
     expect(slow.counts).toEqual({ started: 1, cut: 0, written: 0 });
+  });
+
+  it('never shares a call between callers of different credentials', async () => {
+    const other = await token('ADMIN', 'user-0003');
+    const [first, second] = [client('{ slowAnswer }'), client('{ slowAnswer }', other)];
+    await waitFor(() => slow.counts.started === 2, 'a call for each credential');
+    slow.release();
+    for (const one of [first, second]) expect(await one.answer).toEqual({ data: { slowAnswer: 42 } });
   });
 
   it('does not cancel a mutation: the write completes', async () => {

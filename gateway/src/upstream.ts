@@ -124,9 +124,12 @@ function useSubgraphTimeout(timeoutOf: (subgraph: string, document: DocumentNode
 /** Headers that differ between identical calls (set per request at fetch time) and so do not tell calls apart. */
 const PER_REQUEST_HEADERS = new Set(['x-request-id', 'traceparent', 'tracestate', 'baggage']);
 
+/** What makes two calls the same one: URL, method, body and headers (Authorization among them), or undefined if unsure. */
 function sharingKey(url: string, init: RequestInit): string | undefined {
   if (typeof init.body !== 'string') return undefined;
-  const headers = Object.entries((init.headers ?? {}) as Record<string, string>).filter(([name]) => !PER_REQUEST_HEADERS.has(name.toLowerCase()));
+  const { headers: given } = init;
+  const all = given instanceof Headers ? [...given] : Array.isArray(given) ? given : Object.entries((given ?? {}) as Record<string, string>);
+  const headers = all.filter(([name]) => !PER_REQUEST_HEADERS.has(name!.toLowerCase()));
   return `${url}|${init.method ?? 'POST'}|${init.body}|${JSON.stringify(headers)}`;
 }
 
