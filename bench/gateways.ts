@@ -4,7 +4,7 @@
 // timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart
 // next to bench/README.md. `npm run bench -- --help` lists the options.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -75,6 +75,7 @@ const profiled = (which: keyof typeof PROFILED) => (options.profile ? ['--cpu-pr
 async function startGateways(supergraphPath: string, redisUrl: string): Promise<Gateway[]> {
   const gateways: Gateway[] = [];
   const wanted = options.gateways.split(',');
+  if (options.heap) mkdirSync(options.heap, { recursive: true });
   const heap = options.heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(options.heap)}`] : [];
   const add = async (name: string, script: string, args: (port: number) => string[], env: Record<string, string> = {}, execArgv: string[] = []) => {
     if (!wanted.includes(name)) return;
