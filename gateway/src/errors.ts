@@ -5,6 +5,7 @@ import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type
 import { mapAsyncIterator } from '@graphql-tools/utils';
 import { ErrorCode, INTERNAL_ERROR_MESSAGE, REQUEST_ID_HEADER, currentRequest, isPublicCode, rootCause } from '@ordergraph/core';
 import { TRANSPORT_FAILURES, isTimeout } from './upstream.js';
+import { isSubscriptionRequest } from './subscription-requests.js';
 
 
 /** Our code for an HTTP-level refusal, by status (yoga labels them all BAD_REQUEST or REQUEST_ENTITY_TOO_LARGE). */
@@ -135,16 +136,11 @@ export function useErrorPolicy(publicError: (error: unknown) => GraphQLError): G
     const next = cleaned(part, requestId);
     return next.incremental ? { ...next, incremental: next.incremental.map((entry) => cleaned(entry, requestId)) } : next;
   };
-  const subscriptions = new WeakSet<Request>();
   return {
-    onSubscribe({ args }) {
-      const { request } = args.contextValue as { request?: Request };
-      if (request) subscriptions.add(request);
-    },
     onResultProcess({ request, result, setResult }) {
       // A subscription's events are formatted by their transport (multipart.ts, and yoga's event stream).
       if (typeof result === 'object' && result !== null && Symbol.asyncIterator in result) {
-        if (subscriptions.has(request)) return;
+        if (isSubscriptionRequest(request)) return;
         const requestId = request.headers.get(REQUEST_ID_HEADER) ?? undefined;
         setResult(mapAsyncIterator(result as AsyncIterable<IncrementalPart>, (part) => cleanedPart(part, requestId)) as typeof result);
         return;

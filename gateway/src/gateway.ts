@@ -32,6 +32,7 @@ import type { OpenTelemetryPlugin } from './opentelemetry.js';
 import { plannerOptions, useQueryPlanInspection, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
 import { useMultipartSubscriptions } from './multipart.js';
+import { useSubscriptionRequests } from './subscription-requests.js';
 import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
 import { openSharedState } from './shared-state.js';
 import { useSubscriptionSharing } from './subscription-sharing.js';
@@ -131,6 +132,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useHttpSemantics(GRAPHQL_ENDPOINT),
       useIntrospectionPolicy(introspectionMode(config)),
       useApiSchemaIntrospection(),
+      useSubscriptionRequests(),
       useErrorPolicy(publicError),
       useIncrementalDelivery(),
       useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),

@@ -3,6 +3,7 @@
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
 import { REQUEST_ID_HEADER } from '@ordergraph/core';
+import { isSubscriptionRequest } from './subscription-requests.js';
 
 const BOUNDARY = 'graphql';
 export const MULTIPART_SUBSCRIPTION_TYPE = `multipart/mixed;boundary="${BOUNDARY}";subscriptionSpec=1.0`;
@@ -56,17 +57,12 @@ function multipartResponse(events: AsyncIterable<ExecutionResult>, fetchAPI: Fet
 // subscription.
 /** `format`: what a result looks like to a client (the error policy, without yoga's internal extensions). */
 export function useMultipartSubscriptions(format: (result: ExecutionResult, requestId?: string) => FormattedExecutionResult): GatewayPlugin {
-  // Only a subscription's stream: a query's incremental parts (@defer) are yoga's multipart (deferSpec=20220824), even
-  // when its Accept also names subscriptionSpec.
-  const subscriptions = new WeakSet<Request>();
   return {
-    onSubscribe({ args }) {
-      const { request } = args.contextValue as { request?: Request };
-      if (request) subscriptions.add(request);
-    },
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
       if (resultProcessor || !(typeof result === 'object' && Symbol.asyncIterator in result) || !acceptsMultipartSubscription(request)) return;
-      if (!subscriptions.has(request)) return;
+      // Only a subscription's stream: a query's incremental parts (@defer) are yoga's multipart (deferSpec=20220824),
+      // even when its Accept also names subscriptionSpec.
+      if (!isSubscriptionRequest(request)) return;
       setResultProcessor(
         (events, fetchAPI) => {
           // The stream outlives the request's async context: each part's errors name the request explicitly.

@@ -67,7 +67,8 @@ function requestHeaders(request: http.IncomingMessage, authorization: string | u
  */
 export function useConnectionRequestIds(): GatewayPlugin {
   return {
-    onFetch({ options, setOptions }) {
+    onFetch({ context, options, setOptions }) {
+      if (!(context as { socket?: unknown } | undefined)?.socket) return; // an HTTP request's is the runtime's to set
       const requestId = currentRequest()?.requestId;
       const headers = options.headers as Record<string, string> | undefined;
       if (requestId && !headers?.[REQUEST_ID_HEADER]) setOptions({ ...options, headers: { ...headers, [REQUEST_ID_HEADER]: requestId } });
