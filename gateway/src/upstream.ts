@@ -189,6 +189,9 @@ const buffer = async (response: Response): Promise<BufferedAnswer> => ({
  */
 export function useQueryCancellation(): GatewayPlugin {
   const calls = new Map<string, SharedCall>();
+  // Each caller of a shared call gets a Response of its own, of the runtime's fetch API (its Response over a string is
+  // a few objects; Node's own builds a web stream: 24 µs per request in a CPU profile).
+  let ResponseOf: typeof Response = Response;
   const close = (key: string, call: SharedCall) => {
     call.closed = true;
     if (calls.get(key) === call) calls.delete(key);
@@ -201,6 +204,9 @@ export function useQueryCancellation(): GatewayPlugin {
     return call;
   };
   return {
+    onYogaInit({ yoga }) {
+      ResponseOf = yoga.fetchAPI.Response;
+    },
     onFetch({ options, context, executionRequest, fetchFn, setFetchFn }) {
       if (!executionRequest || !hasOperation(executionRequest.document, 'query') || typeof options.body !== 'string') return;
       // The client's request is aborted when its connection closes before the answer (an HTTP request; a WebSocket
@@ -223,7 +229,7 @@ export function useQueryCancellation(): GatewayPlugin {
           }
           const answer = await unlessAborted((call.buffered ??= buffer(response)), signals);
           answered = true;
-          return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+          return new ResponseOf(answer.body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
         } finally {
           call.callers--;
           if (answered && call.callers === 0) close(key, call);
