@@ -23,7 +23,7 @@ import { corsOrigins, introspectionMode, subgraphUrlOverrides, upstreamSettings,
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
-import { hiveLogger } from './logging.js';
+import { hiveLogger, useSubgraphRequestIds } from './logging.js';
 import { useHttpSemantics } from './http.js';
 import { useApiSchemaIntrospection, useIntrospectionPolicy } from './introspection.js';
 import { useIncrementalDelivery } from './defer.js';
@@ -38,7 +38,7 @@ import { openSharedState } from './shared-state.js';
 import { useSubscriptionSharing } from './subscription-sharing.js';
 import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
 import { upstreams, useQueryCancellation, useReadinessReport } from './upstream.js';
-import { serveWebSockets, useConnectionRequestIds } from './websocket.js';
+import { serveWebSockets } from './websocket.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
 export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
@@ -106,6 +106,8 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     cors: corsPolicy(corsOrigins(config)),
     ...graphiqlOptions(config, auth.jwtSecret),
     logging: hiveLogger(logger, config.LOG_LEVEL),
+    // Request IDs are ours: taken by the HTTP server below and the WebSocket server, sent on by useSubgraphRequestIds.
+    requestId: false,
     // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production the
     // subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
     ...(subgraphSigningSecret ? { hmacSignature: { secret: subgraphSigningSecret } } : {}),
@@ -113,8 +115,8 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     requestDeadline: config.REQUEST_DEADLINE_MS,
     // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves. It is part of
     // the key under which identical in-flight subgraph queries are shared, so different identities never share an
-    // answer. The request ID (set by the HTTP server below) is not: the runtime's own useRequestId puts it on each
-    // fetch, after that key is taken, so a shared subgraph request carries the ID of the request that started it.
+    // answer. The request ID (useSubgraphRequestIds puts it on each fetch) is not, so a shared subgraph request carries
+    // the ID of the request that started it.
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => {
         const authorization = request.headers.get('authorization');
@@ -144,7 +146,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useQueryCancellation(),
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
       useResponseHeaders(),
-      useConnectionRequestIds(),
+      useSubgraphRequestIds(),
       // Last, so that it shares the subscribe function every other plugin has settled on.
       useSubscriptionSharing(),
     ],
