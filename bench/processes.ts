@@ -16,7 +16,7 @@ const children: ChildProcess[] = [];
 /**
  * A service's or the gateway's production entry (`services/orders`, `gateway`): the JavaScript `npm run build` writes,
  * run by plain Node as its image runs it. Under tsx a process would also hold the transpiler, its module hooks and
- * every module's source map (about 100 MB of RSS) and pay for source-mapped stack traces on every error it creates.
+ * every module's source map (50 MB more heap in the gateway) and pay for source-mapped stack traces on every error it creates.
  */
 export const builtEntry = (workspace: string): string => `${workspace}/dist/index.js`;
 
