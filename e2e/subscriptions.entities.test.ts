@@ -1,0 +1,171 @@
+// The fields a subscription event needs from users: a users subgraph that is slow or down costs the event only those
+// fields. The gateway reaches users through a proxy here, which counts its
+// `_entities` calls, notes whose credential each carries, and can hold or refuse them.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toGlobalId } from '@ordergraph/core';
+import { freePort, graphql, readCounter, sseClient, startRedis, subscribe, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+
+const USERS_TIMEOUT_MS = 500;
+
+/** What the proxy in front of users does with an `_entities` call: pass it on, hold it past the timeout, or refuse it. */
+type Mode = 'pass' | 'hold' | 'down';
+
+interface EntityCall {
+  authorization: string | undefined;
+  /** The `_entities` fields the call asks (one per distinct fetch merged into it). */
+  fetches: number;
+  representations: unknown[];
+}
+
+let redis: TestRedis;
+let supergraph: Supergraph;
+let proxy: http.Server;
+let mode: Mode = 'pass';
+const entityCalls: EntityCall[] = [];
+let admin: string;
+let alice: string;
+
+/** A proxy in front of the users subgraph (its URL known once the supergraph has started). */
+async function startUsersProxy(target: () => string): Promise<{ server: http.Server; url: string }> {
+  const port = await freePort();
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    if (body.includes('_entities')) {
+      const { query, variables } = JSON.parse(body) as { query: string; variables: Record<string, unknown[]> };
+      entityCalls.push({ authorization: req.headers.authorization, fetches: query.match(/_entities\(/g)?.length ?? 0, representations: Object.values(variables).flat() });
+      if (mode === 'down') return void res.writeHead(503, { 'content-type': 'text/plain' }).end('no users here');
+      if (mode === 'hold') await new Promise((resolve) => setTimeout(resolve, USERS_TIMEOUT_MS * 3));
+    }
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))) as Record<string, string>;
+    const answer = await fetch(target(), { method: req.method!, headers, ...(req.method === 'POST' ? { body } : {}) }).catch(() => undefined);
+    if (!answer || res.destroyed) return void res.destroy();
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${port}/graphql` };
+}
+
+beforeAll(async () => {
+  redis = await startRedis();
+  const users = await startUsersProxy(() => supergraph.subgraphUrl('users'));
+  proxy = users.server;
+  supergraph = await startSupergraph({
+    env: { REDIS_URL: redis.url },
+    gatewayEnv: {
+      SUBGRAPH_USERS_URL: users.url,
+      SUBGRAPH_TIMEOUTS: `users=${USERS_TIMEOUT_MS}`,
+      CIRCUIT_BREAKER_FAILURES: '2',
+      CIRCUIT_BREAKER_RESET_MS: '1000',
+    },
+  });
+  [admin, alice] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001')]);
+});
+afterAll(async () => {
+  await supergraph?.stop();
+  await new Promise((resolve) => proxy?.close(resolve));
+  await redis?.close();
+});
+
+const metrics = (url: string) => url.replace(/\/graphql$/, '/metrics');
+/** Waits until the gateway serves `subscribers` subscriptions, on `streams` upstream subscriptions on orders. */
+async function established(subscribers: number, streams = subscribers) {
+  await waitFor(async () => {
+    const [gateway, orders] = await Promise.all([
+      readCounter(metrics(supergraph.url), 'graphql_active_subscriptions'),
+      readCounter(metrics(supergraph.subgraphUrl('orders')), 'graphql_active_subscriptions'),
+    ]);
+    return gateway === subscribers && orders === streams;
+  }, `${subscribers} subscriptions on ${streams} streams`);
+}
+const idle = () => established(0);
+
+async function createOrder(as: string) {
+  const { body } = await graphql(supergraph.url, `mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id } }`, {
+    variables: { items: [{ productId: toGlobalId('Product', 'product-0001'), quantity: 2 }] },
+    token: as,
+  });
+  expect(body.errors).toBeUndefined();
+  return (body.data!['createOrder'] as { id: string }).id;
+}
+
+
+/** The README's cross-subgraph selection, with createdAt. */
+const CROSS = `subscription { newOrderCreated { id status total createdAt user { name } items { quantity product { name } } } }`;
+
+/** The event of `orderId` with the users fields missing: everything else is there. */
+const partial = (orderId: string) => ({
+  data: {
+    newOrderCreated: {
+      id: orderId,
+      status: 'PENDING',
+      total: expect.any(Number),
+      createdAt: expect.any(String),
+      user: { name: null },
+      items: [{ quantity: 2, product: { name: expect.any(String) } }],
+    },
+  },
+  errors: [expect.objectContaining({ path: ['newOrderCreated', 'user'], extensions: expect.objectContaining({ code: expect.any(String) }) })],
+});
+
+describe('a users subgraph that fails an event', () => {
+  it('slow: the event arrives within the timeout with its own fields, user { name } null and SUBGRAPH_TIMEOUT, never data: null', async () => {
+    const client = wsClient(supergraph.url, { token: admin });
+    const stream = subscribe(client, CROSS);
+    mode = 'hold';
+    try {
+      await established(1);
+      const orderId = await createOrder(alice);
+      const [event] = await stream.received(1);
+      expect(event).toEqual(partial(orderId));
+      expect(event!.errors![0]!.extensions).toEqual({ code: 'SUBGRAPH_TIMEOUT' });
+    } finally {
+      mode = 'pass';
+      await stream.close();
+      await client.dispose();
+    }
+    await idle();
+  });
+
+  it('down, then its circuit open (failing fast, users not called): every event keeps its own fields with its own error; back up, events are whole again', async () => {
+    const client = sseClient(supergraph.url, { token: admin });
+    const stream = subscribe(client, CROSS);
+    const circuit = async () => ((await (await fetch(supergraph.url.replace('/graphql', '/readyz'))).json()) as { subgraphs: Record<string, string> }).subgraphs['users'];
+    const orders: string[] = [];
+    const event = async () => {
+      orders.push(await createOrder(alice));
+      return (await stream.received(orders.length)).at(-1)!;
+    };
+    mode = 'down';
+    try {
+      await established(1);
+      // Each failed event counts against the circuit, which opens after CIRCUIT_BREAKER_FAILURES of them.
+      while ((await circuit()) !== 'open' && orders.length < 3) {
+        const failed = await event();
+        expect(failed).toEqual(partial(orders.at(-1)!));
+        expect(failed.errors).toHaveLength(1);
+      }
+      expect(await circuit()).toBe('open');
+      entityCalls.length = 0;
+      const failedFast = await event();
+      expect(entityCalls).toHaveLength(0);
+      expect(failedFast).toEqual(partial(orders.at(-1)!));
+      expect(failedFast.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE' }) })]);
+
+      // Once users answers again (the circuit's probe), the stream's next events are whole, without the old errors.
+      mode = 'pass';
+      await waitFor(async () => (await circuit()) === 'half-open', 'the circuit to let a probe through');
+      const whole = await event();
+      expect(whole.errors).toBeUndefined();
+      expect(whole.data?.['newOrderCreated'].user).toEqual({ name: expect.any(String) });
+    } finally {
+      mode = 'pass';
+      await stream.close();
+      await client.dispose();
+    }
+    await idle();
+  });
+});
