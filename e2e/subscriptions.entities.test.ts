@@ -1,13 +1,16 @@
-// The fields a subscription event needs from users: a users subgraph that is slow or down costs the event only those
-// fields. The gateway reaches users through a proxy here, which counts its
+// The fields a subscription event needs from users and catalog: fetched once per event for all the streams of one
+// caller (batched across streams of different selections), never merged across callers, and a users subgraph that is
+// slow or down costs the event only those fields. The gateway reaches users through a proxy here, which counts its
 // `_entities` calls, notes whose credential each carries, and can hold or refuse them.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
-import { freePort, graphql, readCounter, sseClient, startRedis, subscribe, token, waitFor, wsClient, type TestRedis } from '@ordergraph/testkit';
+import { freePort, graphql, readCounter, sseClient, startRedis, subscribe, token, waitFor, wsClient, type Stream, type SubscriptionResult, type TestRedis } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const USERS_TIMEOUT_MS = 500;
+/** Wide enough that every stream's fetch for one event falls in one window on a busy machine. */
+const BATCH_WINDOW_MS = 150;
 
 /** What the proxy in front of users does with an `_entities` call: pass it on, hold it past the timeout, or refuse it. */
 type Mode = 'pass' | 'hold' | 'down';
@@ -58,6 +61,7 @@ beforeAll(async () => {
     gatewayEnv: {
       SUBGRAPH_USERS_URL: users.url,
       SUBGRAPH_TIMEOUTS: `users=${USERS_TIMEOUT_MS}`,
+      ENTITY_BATCH_WINDOW_MS: String(BATCH_WINDOW_MS),
       CIRCUIT_BREAKER_FAILURES: '2',
       CIRCUIT_BREAKER_RESET_MS: '1000',
     },
@@ -92,6 +96,51 @@ async function createOrder(as: string) {
   return (body.data!['createOrder'] as { id: string }).id;
 }
 
+const closeAll = (streams: Stream<SubscriptionResult>[]) => Promise.all(streams.map((stream) => stream.close()));
+
+describe('entity fetches of one event', () => {
+  it("are one users request per caller for all of the caller's streams, whatever their selections; callers are never merged", async () => {
+    const adminSelections = ['id user { name }', 'id status user { email }', 'id user { name role }', 'id total user { createdAt } items { quantity product { name } }'];
+    const aliceSelections = ['id user { name }', 'id updatedAt user { email }', 'id user { name email }'];
+    const ws = wsClient(supergraph.url, { token: admin });
+    const sse = sseClient(supergraph.url, { token: alice });
+    const streams = [
+      ...adminSelections.map((selection) => subscribe(ws, `subscription { newOrderCreated { ${selection} } }`)),
+      ...aliceSelections.map((selection) => subscribe(sse, `subscription { newOrderCreated { ${selection} } }`)),
+    ];
+    try {
+      await established(streams.length);
+      entityCalls.length = 0;
+      const orderId = await createOrder(alice);
+      const events = await Promise.all(streams.map(async (stream) => (await stream.received(1))[0]!));
+
+      for (const event of events) {
+        expect(event.errors).toBeUndefined();
+        expect(event.data?.['newOrderCreated']).toMatchObject({ id: orderId, user: expect.any(Object) });
+      }
+      expect(events[0]!.data!['newOrderCreated'].user).toEqual({ name: expect.any(String) });
+      expect(events[2]!.data!['newOrderCreated'].user).toEqual({ name: expect.any(String), role: 'USER' });
+      expect(events[3]!.data!['newOrderCreated'].items).toEqual([{ quantity: 2, product: { name: expect.any(String) } }]);
+      expect(events[6]!.data!['newOrderCreated'].user).toEqual({ name: expect.any(String), email: expect.any(String) });
+
+      // Seven streams, two callers: two requests, one per credential, each carrying every distinct fetch of its
+      // caller's streams (the admin's four selections ask four field sets; alice's three ask three).
+      expect(entityCalls).toHaveLength(2);
+      const byCaller = new Map(entityCalls.map((call) => [call.authorization, call]));
+      expect([...byCaller.keys()].sort()).toEqual([`Bearer ${admin}`, `Bearer ${alice}`].sort());
+      expect(byCaller.get(`Bearer ${admin}`)!.fetches).toBe(4);
+      expect(byCaller.get(`Bearer ${alice}`)!.fetches).toBe(3);
+      for (const call of entityCalls) {
+        for (const representation of call.representations) expect(representation).toEqual({ __typename: 'User', id: toGlobalId('User', 'user-0001') });
+      }
+    } finally {
+      await closeAll(streams);
+      await ws.dispose();
+      await sse.dispose();
+    }
+    await idle();
+  });
+});
 
 /** The README's cross-subgraph selection, with createdAt. */
 const CROSS = `subscription { newOrderCreated { id status total createdAt user { name } items { quantity product { name } } } }`;
