@@ -6,7 +6,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { freePort, graphql, readCounter, sseClient, startRedis, subscribe, token, waitFor, wsClient, type Stream, type SubscriptionResult, type TestRedis } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const USERS_TIMEOUT_MS = 500;
 /** Wide enough that every stream's fetch for one event falls in one window on a busy machine. */
@@ -57,7 +57,8 @@ beforeAll(async () => {
   const users = await startUsersProxy(() => supergraph.subgraphUrl('users'));
   proxy = users.server;
   supergraph = await startSupergraph({
-    env: { REDIS_URL: redis.url },
+    // Signed, as in production: users serves a merged call only if the gateway signed it as sent.
+    env: { REDIS_URL: redis.url, SUBGRAPH_SIGNING_SECRET: TEST_SIGNING_SECRET },
     gatewayEnv: {
       SUBGRAPH_USERS_URL: users.url,
       SUBGRAPH_TIMEOUTS: `users=${USERS_TIMEOUT_MS}`,

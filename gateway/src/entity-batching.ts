@@ -7,7 +7,7 @@ import { print, type DocumentNode, type ExecutionResult } from 'graphql';
 import { callerHeaders } from './upstream.js';
 
 export interface EntityBatchSettings {
-  /** ms a stream's entity fetch waits for other streams' fetches to the same subgraph (0: those of the same tick). */
+  /** ms a stream's entity fetch waits for other streams' (0: none, those of the same turn of the event loop merge). */
   windowMs: number;
   /** Fetches merged into one request at most. */
   maxBatchSize: number;
@@ -35,11 +35,11 @@ const printedOnce = (document: DocumentNode) => {
 /**
  * Wraps the planner (either) so that its subgraph calls pass through here before any plugin sees them. Each shared
  * stream (subscription-sharing.ts) executes every event on its own, so streams of different operations, variables or
- * visibility each fetch an event's `user` and `items { product }` from users and catalog; here the fetches that reach
- * one subgraph within `windowMs` of each other, with the same credential, are merged into one operation (each under
- * its own alias: @graphql-tools/batch-execute's merge, whose split hands every stream its own part and errors) and
- * identical ones are asked once. The merged call then passes every subgraph plugin as one call: it is signed, timed,
- * retried and counted by the circuit breaker once.
+ * visibility each fetch an event's `user` and `items { product }` from users and catalog. An event reaches all its
+ * streams in one burst: the fetches that reach one subgraph in the same turn of the event loop (or within `windowMs`),
+ * with the same credential, are merged into one operation (each under its own alias: @graphql-tools/batch-execute's
+ * merge, whose split hands every stream its own part and errors) and identical ones are asked once. The merged call
+ * then passes every subgraph plugin as one call: it is signed, timed, retried and counted by the circuit breaker once.
  *
  * Not the runtime's own `__experimental__batchExecution`: it batches only the calls of one execution (its DataLoader
  * is keyed by the operation's context, one per stream) and caches every request for as long as that context lives,
