@@ -162,19 +162,28 @@ const partial = (orderId: string) => ({
 });
 
 describe('a users subgraph that fails an event', () => {
-  it('slow: the event arrives within the timeout with its own fields, user { name } null and SUBGRAPH_TIMEOUT, never data: null', async () => {
+  it('slow: the event arrives within the timeout with its own fields, user { name } null and SUBGRAPH_TIMEOUT, never data: null; so does every stream of the merged call', async () => {
     const client = wsClient(supergraph.url, { token: admin });
     const stream = subscribe(client, CROSS);
+    // Another selection of users' fields (an alias is a fetch of its own): its fetch leaves merged with the first.
+    const other = subscribe(client, `subscription { newOrderCreated { id nick: user { alias: name } } }`);
     mode = 'hold';
     try {
-      await established(1);
+      await established(2);
+      entityCalls.length = 0;
       const orderId = await createOrder(alice);
       const [event] = await stream.received(1);
       expect(event).toEqual(partial(orderId));
       expect(event!.errors![0]!.extensions).toEqual({ code: 'SUBGRAPH_TIMEOUT' });
+      const [otherEvent] = await other.received(1);
+      expect(otherEvent).toEqual({
+        data: { newOrderCreated: { id: orderId, nick: { alias: null } } },
+        errors: [expect.objectContaining({ path: ['newOrderCreated', 'nick'], extensions: { code: 'SUBGRAPH_TIMEOUT' } })],
+      });
+      expect(entityCalls.map((call) => call.fetches)).toEqual([2]);
     } finally {
       mode = 'pass';
-      await stream.close();
+      await Promise.all([stream.close(), other.close()]);
       await client.dispose();
     }
     await idle();
