@@ -3,7 +3,7 @@
 import type { GatewayPlugin, UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import { useQueryPlan } from '@graphql-hive/router-runtime';
 import { ErrorCode, type Viewer } from '@ordergraph/core';
-import { MapperKind, isPromise, mapAsyncIterator, mapSchema } from '@graphql-tools/utils';
+import { MapperKind, getOperationASTFromRequest, isPromise, mapAsyncIterator, mapSchema } from '@graphql-tools/utils';
 import {
   GraphQLError,
   GraphQLInterfaceType,
@@ -60,6 +60,7 @@ function eventsWithTheirOwnErrors(handler: UnifiedGraphHandler): UnifiedGraphHan
       ...handled,
       executor: (request) => {
         const result = executor(request);
+        if ((request.operationType ?? getOperationASTFromRequest(request)?.operation) !== 'subscription') return result;
         return isPromise(result) ? result.then(ownEvents) : ownEvents(result);
       },
     };
