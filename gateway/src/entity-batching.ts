@@ -7,7 +7,7 @@ import { print, type DocumentNode, type ExecutionResult } from 'graphql';
 import { callerHeaders } from './upstream.js';
 
 export interface EntityBatchSettings {
-  /** ms a stream's entity fetch waits for other streams' (0: none, those of the same turn of the event loop merge). */
+  /** ms a stream's entity fetch waits for other streams' (0: no wait, the fetches of the same tick are merged). */
   windowMs: number;
   /** Fetches merged into one request at most. */
   maxBatchSize: number;
@@ -36,7 +36,7 @@ const printedOnce = (document: DocumentNode) => {
  * Wraps the planner (either) so that its subgraph calls pass through here before any plugin sees them. Each shared
  * stream (subscription-sharing.ts) executes every event on its own, so streams of different operations, variables or
  * visibility each fetch an event's `user` and `items { product }` from users and catalog. An event reaches all its
- * streams in one burst: the fetches that reach one subgraph in the same turn of the event loop (or within `windowMs`),
+ * streams in one burst: the fetches that reach one subgraph in the same tick (or within `windowMs` of each other),
  * with the same credential, are merged into one operation (each under its own alias: @graphql-tools/batch-execute's
  * merge, whose split hands every stream its own part and errors) and identical ones are asked once. The merged call
  * then passes every subgraph plugin as one call: it is signed, timed, retried and counted by the circuit breaker once.
@@ -67,8 +67,9 @@ export function withEntityBatching(handler: UnifiedGraphHandler, settings: Entit
             if (windows.get(key) === window) windows.delete(key);
             send();
           };
+          // No window: sent once the promise jobs of this tick have run (DataLoader's own schedule), no later.
           if (settings.windowMs > 0) setTimeout(close, settings.windowMs);
-          else setImmediate(close);
+          else void Promise.resolve().then(() => process.nextTick(close));
         },
       }),
     };
