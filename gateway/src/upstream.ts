@@ -121,6 +121,15 @@ function useSubgraphTimeout(timeoutOf: (subgraph: string, document: DocumentNode
   };
 }
 
+/**
+ * The headers a subgraph call carries for its caller (gateway.ts propagates them): the caller's own bearer token, which
+ * the subgraphs verify themselves. Calls with different ones are never shared or merged.
+ */
+export function callerHeaders(request: Request | undefined): Record<string, string> {
+  const authorization = request?.headers.get('authorization');
+  return authorization ? { authorization } : {};
+}
+
 /** Headers that differ between identical calls (set per request at fetch time) and so do not tell calls apart. */
 const PER_REQUEST_HEADERS = new Set(['x-request-id', 'traceparent', 'tracestate', 'baggage']);
 
