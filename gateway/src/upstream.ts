@@ -109,11 +109,17 @@ function useSubgraphTimeout(timeoutOf: (subgraph: string, document: DocumentNode
             call.abort(error);
           }, timeoutMs);
         });
+        // The caller's signal aborts the call through a listener of its own, removed when the call ends: not
+        // AbortSignal.any, whose dependent signal is tracked by weak references the collector must process.
+        const caller = request.signal;
+        const callerLeft = () => call.abort(caller!.reason);
+        if (caller?.aborted) callerLeft();
+        else caller?.addEventListener('abort', callerLeft, { once: true });
         try {
-          const signal = request.signal ? AbortSignal.any([request.signal, call.signal]) : call.signal;
-          return await Promise.race([executor({ ...request, signal }), deadline]);
+          return await Promise.race([executor({ ...request, signal: call.signal }), deadline]);
         } finally {
           clearTimeout(timer);
+          caller?.removeEventListener('abort', callerLeft);
           call.abort(CALL_ENDED);
         }
       });
