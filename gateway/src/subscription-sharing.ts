@@ -1,7 +1,7 @@
 // Subscription deduplication: subscribers of the same operation, variables and visibility share one upstream stream
 // and one execution per event, however many they are.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { tokenExpiresAt, visibilityOf } from '@ordergraph/core';
+import { PUSHES_EVENTS, tokenExpiresAt, visibilityOf, type EventReader, type PushingSource } from '@ordergraph/core';
 import { print, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { viewerOf } from './operation.js';
 
@@ -47,11 +47,13 @@ class SharedCredential {
 
 /**
  * One subscriber's stream of a shared stream's events: a queue the pump pushes into and the subscriber's reader
- * (subscriptions.ts, which bounds what its subscriber leaves unread) takes from. Registered with the shared stream at
- * once, not on its first read. Per event it costs an array push or one promise resolution, not a Repeater's chain.
+ * (subscriptions.ts, which bounds what its subscriber leaves unread) takes from, or that pushes each event straight to
+ * that reader (PUSHES_EVENTS). Registered with the shared stream at once, not on its first read.
  */
-class Member implements AsyncIterableIterator<unknown> {
+class Member implements AsyncIterableIterator<unknown>, PushingSource<unknown> {
   private readonly queue: unknown[] = [];
+  /** The subscriber's tracker (subscriptions.ts), once it takes the events as they come. */
+  private reader: EventReader<unknown> | undefined;
   private waiting: { resolve(result: IteratorResult<unknown>): void; reject(error: unknown): void } | undefined;
   /** How the stream ended, once it has: what is queued is still read first, then the error if any. */
   private ended: { error?: unknown } | undefined;
@@ -63,8 +65,18 @@ class Member implements AsyncIterableIterator<unknown> {
     return this;
   }
 
+  [PUSHES_EVENTS](reader: EventReader<unknown>): void {
+    this.reader = reader;
+    for (const event of this.queue.splice(0)) reader.push(event);
+    if (this.ended) reader.end(this.ended.error);
+  }
+
   push(event: unknown): void {
     if (this.ended) return;
+    if (this.reader) {
+      this.reader.push(event);
+      return;
+    }
     const waiting = this.waiting;
     if (waiting) {
       this.waiting = undefined;
@@ -77,6 +89,10 @@ class Member implements AsyncIterableIterator<unknown> {
   end(error?: unknown): void {
     if (this.ended) return;
     this.ended = error === undefined ? {} : { error };
+    if (this.reader) {
+      this.reader.end(error);
+      return;
+    }
     const waiting = this.waiting;
     if (waiting) {
       this.waiting = undefined;

@@ -47,6 +47,23 @@ export interface TrackOptions<T> {
   overflow?: { maxPending: number; error: unknown; onOverflow(): void };
 }
 
+/**
+ * A source that can hand its events to its one reader as they arrive, sparing trackSubscription a promise per event:
+ * subscription-sharing.ts's per-subscriber streams, read once per subscriber and event. Such a source is an
+ * AsyncIterable all the same, for any other reader; returning its iterator detaches the reader.
+ */
+export const PUSHES_EVENTS = Symbol('ordergraph.pushesEvents');
+
+export interface EventReader<T> {
+  push(value: T): void;
+  /** The source ended: with `error` when it failed. */
+  end(error?: unknown): void;
+}
+
+export interface PushingSource<T> extends AsyncIterable<T> {
+  [PUSHES_EVENTS](reader: EventReader<T>): void;
+}
+
 /** setTimeout's longest delay; a deadline further away than this (about 24 days) is not watched. */
 const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
@@ -54,9 +71,9 @@ type Settle<T> = { resolve(result: IteratorResult<T>): void; reject(error: unkno
 
 /**
  * The stream trackSubscription returns. It reads its source with callbacks, not `await` in a loop raced against its
- * end: per event it allocates the source's promise and the consumer's, nothing else, and holds no reaction per event
- * until it ends (Promise.race([next, stop]) per event would keep every event's result until then). A gateway runs one
- * of these per subscriber, so this is paid once per delivered event.
+ * end (Promise.race([next, stop]) per event would keep every event's result until the stream ends), or takes the
+ * events a source pushes: per event it allocates the consumer's promise and the source's, if read, and nothing else.
+ * A gateway runs one of these per subscriber, so this is paid once per delivered event.
  */
 class TrackedStream<T> implements AsyncIterableIterator<T> {
   private iterator: AsyncIterator<T> | undefined;
@@ -69,6 +86,8 @@ class TrackedStream<T> implements AsyncIterableIterator<T> {
   private waiting: Settle<T> | undefined;
   /** A read of the source is under way. */
   private reading = false;
+  /** The source pushes its events (PUSHES_EVENTS): it is never read. */
+  private pushed = false;
   /** Events handed out or queued that the consumer has not asked past yet (overflow's measure). */
   private pending = 0;
   private handedOut = false;
@@ -135,12 +154,31 @@ class TrackedStream<T> implements AsyncIterableIterator<T> {
     const delay = deadline ? Math.max(0, deadline.at - Date.now()) : Infinity;
     if (deadline && delay <= MAX_TIMER_DELAY_MS) this.timer = setTimeout(() => this.end(deadline.last, 'expired'), delay);
     this.options.onStart?.((last, reason) => this.end(last, reason));
-    this.read();
+    // A bounded stream takes events as they come: from a source that pushes them, without reading.
+    const pushing = this.options.overflow ? (this.source as Partial<PushingSource<T>>)[PUSHES_EVENTS] : undefined;
+    if (pushing) {
+      this.pushed = true;
+      pushing.call(this.source, {
+        push: (value) => this.guarded(() => this.take(value)),
+        end: (error) => (error === undefined ? this.guarded(() => this.complete()) : this.onError(error)),
+      });
+    } else {
+      this.read();
+    }
+  }
+
+  /** An option's callback that fails fails the stream, as a failure of its source would. */
+  private guarded(step: () => void) {
+    try {
+      step();
+    } catch (error) {
+      this.onError(error);
+    }
   }
 
   /** Without an overflow bound, the source is read only as fast as the consumer takes events. */
   private readOnDemand() {
-    if (!this.options.overflow && !this.reading && !this.finished && this.queue.length === 0) this.read();
+    if (!this.pushed && !this.options.overflow && !this.reading && !this.finished && this.queue.length === 0) this.read();
   }
 
   private read() {
@@ -158,21 +196,19 @@ class TrackedStream<T> implements AsyncIterableIterator<T> {
 
   private readonly onResult = (result: IteratorResult<T>) => {
     this.reading = false;
-    try {
-      this.take(result);
-    } catch (error) {
-      this.onError(error); // an option's callback failed: the stream fails as it would have with the source
-    }
+    this.guarded(() => (result.done ? this.complete() : this.take(result.value)));
   };
 
-  private take(result: IteratorResult<T>) {
+  /** The source completed. */
+  private complete() {
+    if (this.finished) return;
+    this.reason = 'complete';
+    this.finish();
+    this.settleWaiting();
+  }
+
+  private take(value: T) {
     if (this.finished) return; // ended meanwhile (deadline, reload, the consumer left): this event is not delivered
-    if (result.done) {
-      this.reason = 'complete';
-      this.finish();
-      this.settleWaiting();
-      return;
-    }
     const { overflow } = this.options;
     if (overflow && this.pending >= overflow.maxPending) {
       this.reason = 'error';
@@ -181,8 +217,8 @@ class TrackedStream<T> implements AsyncIterableIterator<T> {
       this.settleWaiting();
       return;
     }
-    this.deliver(result.value);
-    if (overflow) this.read();
+    this.deliver(value);
+    if (overflow && !this.pushed) this.read();
   }
 
   private readonly onError = (error: unknown) => {
