@@ -15,11 +15,12 @@ import {
   type Logger,
   type TokenVerifier,
 } from '@ordergraph/core';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createWebSocketFormatter } from './errors.js';
+import { resultJson } from './result-json.js';
 import { MAX_BODY_BYTES } from './http.js';
 import { LegacyProtocolSocket } from './legacy-ws.js';
 
@@ -79,6 +80,60 @@ export function useConnectionRequestIds(): GatewayPlugin {
 /** The connection's request ID, given to its handshake by onUpgrade: every operation on it runs under that ID. */
 const requestIdOf = (request: http.IncomingMessage) => request.headers[REQUEST_ID_HEADER] as string;
 
+const isAsyncIterable = (value: unknown): value is AsyncIterable<ExecutionResult> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
+/** What writtenEvents needs of a connection: a `ws` socket, or the legacy protocol's wrapper of one. */
+interface EventSocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  send(data: string, callback: (error?: Error) => void): void;
+}
+
+/**
+ * A subscription's `next` messages, written to its connection here rather than by graphql-ws, which serialises each
+ * result again for every subscriber: the payload is the JSON every subscriber of a shared event gets (resultJson,
+ * written once per event), and only the message around it is built per subscriber. graphql-ws still reads the stream
+ * returned for its end, its failure (its `error` message) and a client's `complete` (which returns it); each event is
+ * read only once the previous one is written, as graphql-ws reads them, so the back-pressure bound still holds.
+ */
+function writtenEvents(
+  socket: EventSocket,
+  id: string,
+  events: AsyncIterable<ExecutionResult>,
+  format: (result: ExecutionResult) => FormattedExecutionResult,
+): AsyncIterableIterator<never> {
+  const iterator = events[Symbol.asyncIterator]();
+  const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  const send = (data: string) =>
+    new Promise<void>((resolve, reject) => {
+      if (socket.readyState !== socket.OPEN) return resolve();
+      socket.send(data, (error) => (error ? reject(error) : resolve()));
+    });
+  const done: IteratorReturnResult<never> = { value: undefined as never, done: true };
+  let returned = false;
+  const write = async (): Promise<IteratorResult<never>> => {
+    for (;;) {
+      const event = await iterator.next();
+      if (event.done || returned) return done;
+      const formatted = format(event.value);
+      await send(`${prefix}${formatted === event.value ? resultJson(event.value) : JSON.stringify(formatted)}}`);
+    }
+  };
+  let writing: Promise<IteratorResult<never>> | undefined;
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: () => (writing ??= write()),
+    async return() {
+      returned = true;
+      await iterator.return?.();
+      return done;
+    },
+  };
+}
+
 function offeredProtocols(request: http.IncomingMessage): string[] {
   return (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
 }
@@ -113,6 +168,9 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
     connectionInitWaitTimeout: settings.connectionInitWaitTimeoutMs,
     onConnect: authentication.onConnect,
     onNext: (ctx, _id, _payload, _args, result) => formatResult(result, requestIdOf(ctx.extra.request)),
+    // A subscription's events are written here rather than by graphql-ws (writtenEvents); onNext formats the rest.
+    onOperation: (ctx, id, _payload, _args, result) =>
+      isAsyncIterable(result) ? writtenEvents(ctx.extra.socket, id, result, (event) => formatResult(event, requestIdOf(ctx.extra.request))) : undefined,
     onError: (ctx, _id, _payload, errors) => errors.map((error) => formatError(error, requestIdOf(ctx.extra.request))),
     async onSubscribe(ctx, id, payload) {
       // Each operation is authenticated when it starts, as an HTTP request is: a token that has expired since
