@@ -45,6 +45,9 @@ class SharedCredential {
   }
 }
 
+/** Events a member holds for a reader that has not started reading, at most. */
+const MAX_UNREAD = 1024;
+
 /**
  * One subscriber's stream of a shared stream's events: a queue the pump pushes into and the subscriber's reader
  * (subscriptions.ts, which bounds what its subscriber leaves unread) takes from, or that pushes each event straight to
@@ -81,8 +84,11 @@ class Member implements AsyncIterableIterator<unknown>, PushingSource<unknown> {
     if (waiting) {
       this.waiting = undefined;
       waiting.resolve({ value: event, done: false });
-    } else {
+    } else if (this.queue.length < MAX_UNREAD) {
       this.queue.push(event);
+    } else {
+      // Nobody reads this stream (its tracker, which would bound it, never started): it leaves rather than grow.
+      void this.return();
     }
   }
 
