@@ -105,27 +105,36 @@ function writtenEvents(
 ): AsyncIterableIterator<never> {
   const iterator = events[Symbol.asyncIterator]();
   const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-  const send = (data: string) =>
-    new Promise<void>((resolve, reject) => {
-      if (socket.readyState !== socket.OPEN) return resolve();
-      socket.send(data, (error) => (error ? reject(error) : resolve()));
-    });
   const done: IteratorReturnResult<never> = { value: undefined as never, done: true };
   let returned = false;
-  const write = async (): Promise<IteratorResult<never>> => {
-    for (;;) {
-      const event = await iterator.next();
-      if (event.done || returned) return done;
-      const formatted = format(event.value);
-      await send(`${prefix}${formatted === event.value ? resultJson(event.value) : JSON.stringify(formatted)}}`);
-    }
-  };
-  let writing: Promise<IteratorResult<never>> | undefined;
+  let start: (() => void) | undefined;
+  // Callbacks rather than an async loop: this runs once per subscriber and event.
+  const written = new Promise<IteratorResult<never>>((resolve, reject) => {
+    const read = () => void iterator.next().then(write, reject);
+    const write = (event: IteratorResult<ExecutionResult>) => {
+      if (event.done || returned) return resolve(done);
+      let message: string;
+      try {
+        const formatted = format(event.value);
+        message = `${prefix}${formatted === event.value ? resultJson(event.value) : JSON.stringify(formatted)}}`;
+      } catch (error) {
+        return reject(error);
+      }
+      if (socket.readyState !== socket.OPEN) return read(); // as graphql-ws: nothing is written to a closing socket
+      socket.send(message, (error) => (error ? reject(error) : read()));
+    };
+    start = read;
+  });
   return {
     [Symbol.asyncIterator]() {
       return this;
     },
-    next: () => (writing ??= write()),
+    next() {
+      const reading = start;
+      start = undefined;
+      reading?.();
+      return written;
+    },
     async return() {
       returned = true;
       await iterator.return?.();
