@@ -176,7 +176,7 @@ export function createWebSocketFormatter(publicError: (error: unknown) => GraphQ
     formatError,
     formatResult(result: ExecutionResult, requestId?: string): FormattedExecutionResult {
       // Most events have nothing to format: the same object leaves, so a transport may reuse its serialisation.
-      if (!result.errors?.length && result.extensions === undefined) return result as FormattedExecutionResult;
+      if (result.errors === undefined && result.extensions === undefined) return result as FormattedExecutionResult;
       const { errors, extensions, ...rest } = result;
       const { http: _http, ...kept } = extensions ?? {};
       return {
