@@ -14,7 +14,7 @@ import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { ROOT, SECRET, start, stopAll, stopOnSignals } from './processes.js';
+import { ROOT, SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -81,11 +81,12 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     if (!wanted.includes(name)) return;
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/graphql`;
-    const child = await start(name, script, args(port), { PORT: String(port), ...env }, url.replace('/graphql', '/healthz'), execArgv);
+    // The gateways of bench/servers import only packages: Node strips their types, no transpiler runs beside them.
+    const child = await start(name, script, args(port), { PORT: String(port), ...env }, url.replace('/graphql', '/healthz'), { execArgv, typeStripping: true });
     gateways.push({ name, url, process: child });
     process.stdout.write(`  ${name} on ${url}\n`);
   };
-  await add('ours', 'gateway/src/index.ts', () => [], {
+  await add('ours', builtEntry('gateway'), () => [], {
     SUPERGRAPH_PATH: supergraphPath,
     REDIS_URL: redisUrl,
     // High enough that the benchmark measures routing, not refusals.
@@ -102,14 +103,15 @@ async function main() {
   const started = new Date();
   console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
   console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  buildEntries();
   const redis = await startRedis();
   const subgraphs = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
   const urls = Object.fromEntries(Object.entries(subgraphs).map(([name, port]) => [name, `http://127.0.0.1:${port}/graphql`]));
   console.log('starting subgraphs (production mode, seeded embedded stores)');
   const subgraphProcesses = {
-    catalog: await start('catalog', 'services/catalog/src/index.ts', [], { PORT: String(subgraphs.catalog), SEED: 'true' }, urls['catalog']!.replace('/graphql', '/healthz')),
-    orders: await start('orders', 'services/orders/src/index.ts', [], { PORT: String(subgraphs.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, urls['orders']!.replace('/graphql', '/healthz')),
-    users: await start('users', 'services/users/src/index.ts', [], { PORT: String(subgraphs.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, urls['users']!.replace('/graphql', '/healthz')),
+    catalog: await start('catalog', builtEntry('services/catalog'), [], { PORT: String(subgraphs.catalog), SEED: 'true' }, urls['catalog']!.replace('/graphql', '/healthz')),
+    orders: await start('orders', builtEntry('services/orders'), [], { PORT: String(subgraphs.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, urls['orders']!.replace('/graphql', '/healthz')),
+    users: await start('users', builtEntry('services/users'), [], { PORT: String(subgraphs.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, urls['users']!.replace('/graphql', '/healthz')),
   };
   const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
   writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));

@@ -86,6 +86,36 @@ describe.each(['rust', 'js'])('authorization directives at the gateway (QUERY_PL
     expect(body.data!['users']).toHaveLength(2);
   });
 
+  it('a document an administrator was allowed is checked again for a USER and for anonymous callers, and stays allowed for administrators', async () => {
+    // The gateway remembers which documents a scope set passed (the checks are skipped for it next time): that memory
+    // must never carry over to callers of other scopes, on either planner. The users subgraph would refuse them too:
+    // that the gateway did is seen in it never being asked.
+    const query = `query SameText { users(limit: 1) { id } usersConnection(first: 1) { totalCount } }`;
+    for (let round = 0; round < 2; round++) {
+      const asAdmin = await graphql(supergraph.url, query, { token: admin });
+      expect(asAdmin.body.errors).toBeUndefined();
+      expect(asAdmin.body.data!['users']).toHaveLength(1);
+      const before = await requestsTo('users');
+      const asUser = await graphql(supergraph.url, query, { token: alice });
+      expect(asUser.body.data).toBeNull();
+      expect(asUser.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['users'], extensions: { code: 'FORBIDDEN' } })]));
+      const anonymous = await graphql(supergraph.url, query);
+      expect(anonymous.body.data).toBeNull();
+      expect(anonymous.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['users'], extensions: { code: 'UNAUTHENTICATED' } })]));
+      expect(await requestsTo('users')).toBe(before);
+    }
+  });
+
+  it('a document with @include is checked for each request: the variables decide which fields it asks', async () => {
+    const query = `query Conditional($all: Boolean!) { products(limit: 1) { id } users(limit: 1) @include(if: $all) { id } }`;
+    const without = await graphql(supergraph.url, query, { token: alice, variables: { all: false } });
+    expect(without.body.errors).toBeUndefined();
+    expect(without.body.data).toEqual({ products: [{ id: expect.any(String) }] });
+    const withUsers = await graphql(supergraph.url, query, { token: alice, variables: { all: true } });
+    expect(withUsers.body.data).toBeNull();
+    expect(withUsers.body.errors).toEqual([expect.objectContaining({ path: ['users'], extensions: { code: 'FORBIDDEN' } })]);
+  });
+
   it('anonymous subscriptions are refused with UNAUTHENTICATED and open nothing upstream', async () => {
     const before = await requestsTo('orders');
     const client = wsClient(supergraph.url);

@@ -19,10 +19,9 @@ export interface ViewerContext {
 export function useAuthentication(verify: TokenVerifier, logger: Logger): GatewayPlugin<ViewerContext> {
   return {
     // The server context becomes the GraphQL context, so the viewer is known from parsing on (introspection policy).
-    async onRequest({ request, serverContext, endResponse }) {
-      try {
-        (serverContext as Partial<ViewerContext>).viewer = await viewerFromHeader(verify, request.headers.get('authorization'));
-      } catch (error) {
+    // Not async itself: a request without a token, or with one verified before, passes without a promise.
+    onRequest({ request, serverContext, endResponse }) {
+      const refuse = (error: unknown) => {
         if (error instanceof InvalidTokenError) {
           endResponse(
             errorResponse(401, ErrorCode.UNAUTHENTICATED, error.message, {
@@ -34,7 +33,18 @@ export function useAuthentication(verify: TokenVerifier, logger: Logger): Gatewa
         // The identity provider's key set could not be fetched, for instance: ours to log, not the caller's to read.
         logger.error({ err: error }, 'authentication failed');
         endResponse(errorResponse(500, ErrorCode.INTERNAL_SERVER_ERROR, INTERNAL_ERROR_MESSAGE));
+      };
+      const settle = (viewer: Viewer) => {
+        (serverContext as Partial<ViewerContext>).viewer = viewer;
+      };
+      try {
+        const viewer = viewerFromHeader(verify, request.headers.get('authorization'));
+        if (viewer instanceof Promise) return viewer.then(settle, refuse);
+        settle(viewer);
+      } catch (error) {
+        refuse(error);
       }
+      return undefined;
     },
     onContextBuilding({ context, extendContext }) {
       if (context.viewer === undefined) extendContext({ viewer: null });

@@ -3,7 +3,18 @@
 import { useGenericAuth, type ValidateUserFnParams } from '@envelop/generic-auth';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { forbidden, scopesOf, unauthenticated, type Identity, type Viewer } from '@ordergraph/core';
-import { GraphQLError, Kind, getOperationAST, parse, visit, type ASTNode, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  getOperationAST,
+  parse,
+  visit,
+  BREAK,
+  type ASTNode,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
 
 /** The original document of each operation whose fields were refused, and which operations had a refusal. */
 interface Refusals {
@@ -120,6 +131,81 @@ async function* refusalsInParts(parts: AsyncIterable<IncrementalPart>, refused: 
   }
 }
 
+/** Whether a document uses @skip or @include, whose variables decide which of its fields the library checks. */
+function hasConditionalFields(document: DocumentNode): boolean {
+  let conditional = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value !== 'skip' && node.name.value !== 'include') return undefined;
+      conditional = true;
+      return BREAK;
+    },
+  });
+  return conditional;
+}
+
+/** Scope sets a document is remembered as allowed for, at most: there are as many as roles, and a few more. */
+const SCOPE_SETS_PER_DOCUMENT = 16;
+
+/**
+ * The documents in which the library refused nothing, per schema and per scope set of the caller (`-` for anonymous).
+ * Its decision depends on nothing else once @skip and @include are out of play, so a document a caller of the same
+ * scopes passed is not visited again: the visit (the whole document with type information) was the largest cost the
+ * gateway added per request. Held weakly by the schema and by the document, which Yoga's parse cache shares per text.
+ */
+class AllowedDocuments {
+  private readonly bySchema = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Set<string>>>();
+  private readonly conditional = new WeakMap<DocumentNode, boolean>();
+
+  private static scopeSet(viewer: Viewer): string {
+    return viewer === null ? '-' : scopesOf(viewer).join(' ');
+  }
+
+  private cacheable(document: DocumentNode): boolean {
+    let conditional = this.conditional.get(document);
+    if (conditional === undefined) this.conditional.set(document, (conditional = hasConditionalFields(document)));
+    return !conditional;
+  }
+
+  has(schema: GraphQLSchema, document: DocumentNode, viewer: Viewer): boolean {
+    return this.bySchema.get(schema)?.get(document)?.has(AllowedDocuments.scopeSet(viewer)) ?? false;
+  }
+
+  add(schema: GraphQLSchema, document: DocumentNode, viewer: Viewer): void {
+    if (!this.cacheable(document)) return;
+    let documents = this.bySchema.get(schema);
+    if (!documents) this.bySchema.set(schema, (documents = new WeakMap()));
+    let scopeSets = documents.get(document);
+    if (!scopeSets) documents.set(document, (scopeSets = new Set()));
+    if (scopeSets.size < SCOPE_SETS_PER_DOCUMENT) scopeSets.add(AllowedDocuments.scopeSet(viewer));
+  }
+}
+
+type OperationHook = (payload: { args: { contextValue: unknown; document: DocumentNode; schema: GraphQLSchema } }) => unknown;
+
+/**
+ * The library's plugin, its document visit skipped where `allowed` knows the answer. The visit runs in the plugin the
+ * library adds (@envelop/extended-validation's onExecute and onSubscribe), which is wrapped here as it is added.
+ */
+function genericAuthWithDecisions(plugin: GatewayPlugin, skip: (args: { contextValue: unknown; document: DocumentNode; schema: GraphQLSchema }) => boolean): GatewayPlugin {
+  const unlessKnown = (hook: OperationHook | undefined): OperationHook | undefined =>
+    hook && ((payload) => (skip(payload.args) ? undefined : hook(payload)));
+  const { onPluginInit } = plugin as { onPluginInit?: (payload: { addPlugin(plugin: GatewayPlugin): void }) => void };
+  if (!onPluginInit) throw new Error('@envelop/generic-auth no longer adds its validation plugin: authorization decisions cannot be cached');
+  return {
+    ...plugin,
+    onPluginInit(payload: { addPlugin(plugin: GatewayPlugin): void }) {
+      onPluginInit({
+        ...payload,
+        addPlugin: (added: GatewayPlugin) => {
+          const hooks = added as { onExecute?: OperationHook; onSubscribe?: OperationHook };
+          payload.addPlugin({ ...added, onExecute: unlessKnown(hooks.onExecute), onSubscribe: unlessKnown(hooks.onSubscribe) } as GatewayPlugin);
+        },
+      });
+    },
+  } as GatewayPlugin;
+}
+
 export interface AuthorizationDirectives {
   plugins: GatewayPlugin[];
   /** The operation as the client sent it: a result is completed against it, refused fields included. */
@@ -136,16 +222,19 @@ export interface AuthorizationDirectives {
  */
 export function authorizationDirectives(): AuthorizationDirectives {
   const refusals: Refusals = { original: new WeakMap(), refused: new WeakSet() };
+  const allowed = new AllowedDocuments();
+  const viewerIn = (context: unknown) => (context as { viewer?: Viewer }).viewer ?? null;
   const keep = ({ args }: { args: { contextValue: unknown; document: DocumentNode } }) => {
     refusals.original.set(args.contextValue as object, args.document);
   };
   const restore = ({ args, setResultAndStopExecution }: {
-    args: { contextValue: unknown; document: DocumentNode; operationName?: string | null | undefined };
+    args: { contextValue: unknown; document: DocumentNode; schema: GraphQLSchema; operationName?: string | null | undefined };
     setResultAndStopExecution(result: { data: Record<string, never> }): void;
   }) => {
     const context = args.contextValue as object;
     const original = refusals.original.get(context);
     if (!refusals.refused.has(context)) {
+      if (original) allowed.add(args.schema, original, viewerIn(context));
       // Queries and mutations only: a subscription is planned once for its whole life, and the runtime's upstream
       // subscription did not start on the restored document in the legacy-protocol test (cause not traced further).
       if (original && getOperationAST(original, args.operationName)?.operation !== 'subscription') args.document = original;
@@ -175,15 +264,18 @@ export function authorizationDirectives(): AuthorizationDirectives {
         },
         onSubscribe: keep,
       },
-      useGenericAuth<Identity, Record<string, unknown>, 'viewer'>({
-        mode: 'protect-granular',
-        contextFieldName: 'viewer',
-        // The viewer is verified by useAuthentication (auth.ts) before this runs.
-        resolveUserFn: (context) => (context as { viewer?: Viewer }).viewer ?? null,
-        extractScopes: (viewer) => scopesOf(viewer),
-        validateUser: (params) => refusalOf(params, refusals),
-        rejectUnauthenticated: false,
-      }) as GatewayPlugin,
+      genericAuthWithDecisions(
+        useGenericAuth<Identity, Record<string, unknown>, 'viewer'>({
+          mode: 'protect-granular',
+          contextFieldName: 'viewer',
+          // The viewer is verified by useAuthentication (auth.ts) before this runs.
+          resolveUserFn: viewerIn,
+          extractScopes: (viewer) => scopesOf(viewer),
+          validateUser: (params) => refusalOf(params, refusals),
+          rejectUnauthenticated: false,
+        }) as GatewayPlugin,
+        (args) => allowed.has(args.schema, args.document, viewerIn(args.contextValue)),
+      ),
       {
         onExecute: (payload) => {
           restore(payload);

@@ -77,6 +77,8 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
   UPSTREAM_RETRY_DELAY_MS: count(100).describe('Delay (ms) before the first retry; later retries back off.'),
   CIRCUIT_BREAKER_FAILURES: count(5).describe("Consecutive failures that open a subgraph's circuit (calls then fail fast)."),
   CIRCUIT_BREAKER_RESET_MS: count(10_000).describe('How long (ms) an open circuit waits before one probe call may try the subgraph again.'),
+  ENTITY_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(0).describe("How long (ms) a subscription event's entity fetch waits for other streams' fetches to the same subgraph with the same credential, to leave with them as one request; 0, the default, adds no wait and merges those issued in the same tick (an event reaches its streams in one burst)."),
+  ENTITY_BATCH_MAX_FETCHES: z.coerce.number().int().min(1).max(500).default(100).describe('Entity fetches one merged subgraph request carries at most.'),
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),

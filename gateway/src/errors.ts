@@ -18,8 +18,11 @@ const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
 };
 const TRANSPORT_CODES = new Set<unknown>(Object.values(CODE_BY_STATUS));
 
-/** Extensions that describe internals: a parse failure's cause, the subgraph's name, the upstream request/response. */
-const INTERNAL_EXTENSIONS = ['originalError', 'stacktrace', 'exception', 'serviceName', 'request', 'response'];
+/**
+ * Extensions that describe internals: a parse failure's cause, the subgraph's name (the runtime's `serviceName`, the
+ * circuit breaker's `subgraph` and `circuit`), the upstream request/response.
+ */
+const INTERNAL_EXTENSIONS = ['originalError', 'stacktrace', 'exception', 'serviceName', 'subgraph', 'circuit', 'request', 'response'];
 
 /** graphql-js's suggestions ("Did you mean "price"?", "Did you mean the enum value "PENDING"?") reveal the schema. */
 const SUGGESTION = / ?Did you mean [^?]*\?/g;

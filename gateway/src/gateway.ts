@@ -23,11 +23,12 @@ import { corsOrigins, introspectionMode, subgraphUrlOverrides, upstreamSettings,
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
-import { hiveLogger } from './logging.js';
+import { hiveLogger, useSubgraphRequestIds } from './logging.js';
 import { useHttpSemantics } from './http.js';
 import { useApiSchemaIntrospection, useIntrospectionPolicy } from './introspection.js';
 import { useIncrementalDelivery } from './defer.js';
 import { edgePlugins, inputLimits } from './edge.js';
+import { withEntityBatching } from './entity-batching.js';
 import type { OpenTelemetryPlugin } from './opentelemetry.js';
 import { plannerOptions, useQueryPlanInspection, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
@@ -38,8 +39,8 @@ import { corsPolicy, securityHeaders, useResponseHeaders } from './response-head
 import { openSharedState } from './shared-state.js';
 import { useSubscriptionSharing } from './subscription-sharing.js';
 import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
-import { upstreams, useQueryCancellation, useReadinessReport } from './upstream.js';
-import { serveWebSockets, useConnectionRequestIds } from './websocket.js';
+import { callerHeaders, upstreams, useQueryCancellation, useReadinessReport } from './upstream.js';
+import { serveWebSockets } from './websocket.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
 export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
@@ -92,9 +93,14 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     transportEntries,
     // No request batching per subgraph: its DataLoader (@graphql-tools/batch-execute) lives as long as the operation's
     // context and caches every request it sends, so an open subscription kept each event's entity fetches until it
-    // ended (graphql-hive/gateway#1085). Entity fetches of one event are still batched, by batch-delegate.
+    // ended (graphql-hive/gateway#1085). The planner fetches an event's entities of one stream in one call per
+    // subgraph; those of different streams are batched by entity-batching.ts, without a cache.
     __experimental__batchExecution: false,
-    ...plannerOptions(config.QUERY_PLANNER),
+    // The entity fetches of subscription events, batched across streams (entity-batching.ts).
+    unifiedGraphHandler: withEntityBatching(plannerOptions(config.QUERY_PLANNER).unifiedGraphHandler, {
+      windowMs: config.ENTITY_BATCH_WINDOW_MS,
+      maxBatchSize: config.ENTITY_BATCH_MAX_FETCHES,
+    }),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     // @defer (and @stream, which defer.ts refuses) in the schema, answered in parts (multipart/mixed, deferSpec=20220824)
     // by yoga; defer.ts decides which planner executes them and refuses clients that cannot read parts.
@@ -107,6 +113,8 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     cors: corsPolicy(corsOrigins(config)),
     ...graphiqlOptions(config, auth.jwtSecret),
     logging: hiveLogger(logger, config.LOG_LEVEL),
+    // Request IDs are ours: taken by the HTTP server below and the WebSocket server, sent on by useSubgraphRequestIds.
+    requestId: false,
     // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production the
     // subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
     ...(subgraphSigningSecret ? { hmacSignature: { secret: subgraphSigningSecret } } : {}),
@@ -114,13 +122,10 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     requestDeadline: config.REQUEST_DEADLINE_MS,
     // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves. It is part of
     // the key under which identical in-flight subgraph queries are shared, so different identities never share an
-    // answer. The request ID (set by the HTTP server below) is not: the runtime's own useRequestId puts it on each
-    // fetch, after that key is taken, so a shared subgraph request carries the ID of the request that started it.
+    // answer. The request ID (useSubgraphRequestIds puts it on each fetch) is not, so a shared subgraph request carries
+    // the ID of the request that started it.
     propagateHeaders: {
-      fromClientToSubgraphs: ({ request }) => {
-        const authorization = request.headers.get('authorization');
-        return authorization ? { authorization } : {};
-      },
+      fromClientToSubgraphs: ({ request }) => callerHeaders(request),
     },
     plugins: (context) => [
       // First, so that its request span holds every other plugin's work.
@@ -147,7 +152,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useQueryCancellation(),
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
       useResponseHeaders(),
-      useConnectionRequestIds(),
+      useSubgraphRequestIds(),
       // Last, so that it shares the subscribe function every other plugin has settled on.
       useSubscriptionSharing(),
     ],

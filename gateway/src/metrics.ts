@@ -78,9 +78,10 @@ export function useMetrics(registry: Registry, maxOperationNames: number): Gatew
   };
 
   return {
-    async onRequest({ url, endResponse }) {
-      if (url.pathname !== '/metrics') return;
-      endResponse(new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType } }));
+    // Not async itself: every request passes this hook, and should not pay for a promise.
+    onRequest({ url, endResponse }) {
+      if (url.pathname !== '/metrics') return undefined;
+      return registry.metrics().then((text) => endResponse(new Response(text, { headers: { 'content-type': registry.contentType } })));
     },
     onExecute({ args }) {
       const end = requests.startTimer();

@@ -177,7 +177,8 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
   }
 
   const plugin: Plugin = {
-    async onParams(payload) {
+    // Not async itself: a request with no persisted query (most, in apq mode) passes without a promise.
+    onParams(payload) {
       const sent = payload.params as Params;
       const viewer = viewerOf(payload.context);
       viewers.set(payload.request, viewer);
@@ -196,17 +197,19 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
       const inner: ParamsPayload = { ...payload, params, setParams };
 
       const hash = documentId === undefined ? apqHashOf(params) : undefined;
-      if (apq && hash !== undefined && !manifest.current().byId.has(hash)) await automatic(inner);
-      else await trusted.onParams!(inner);
+      const resolved = apq && hash !== undefined && !manifest.current().byId.has(hash) ? automatic(inner) : trusted.onParams!(inner);
 
-      const query = params.query;
-      if (typeof query !== 'string' || manifest.current().bodies.has(query)) return;
-      if (mode === 'audit') audit(query, params, payload.request, viewer);
-      else if (mode === 'required') {
-        // Only an administrator's document gets this far (anything else was refused above).
-        unknownDocuments.inc({ outcome: 'admin' });
-        logger.info({ event: 'unknown_document', persistedQueries: mode, documentHash: sha256(query), userId: viewer?.userId }, 'an administrator sent a document outside the manifest');
-      }
+      const judge = () => {
+        const query = params.query;
+        if (typeof query !== 'string' || manifest.current().bodies.has(query)) return;
+        if (mode === 'audit') audit(query, params, payload.request, viewer);
+        else if (mode === 'required') {
+          // Only an administrator's document gets this far (anything else was refused above).
+          unknownDocuments.inc({ outcome: 'admin' });
+          logger.info({ event: 'unknown_document', persistedQueries: mode, documentHash: sha256(query), userId: viewer?.userId }, 'an administrator sent a document outside the manifest');
+        }
+      };
+      return typeof (resolved as PromiseLike<void> | undefined)?.then === 'function' ? Promise.resolve(resolved).then(judge) : judge();
     },
     onParse: trusted.onParse,
     onValidate: trusted.onValidate,

@@ -1,9 +1,9 @@
 // The query planner the gateway executes on (QUERY_PLANNER: `rust`, Hive's Rust planner, by default; `js`, kept one
 // release as a way back), and what the Rust planner's executor leaves for us to do.
-import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import type { GatewayPlugin, UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import { useQueryPlan } from '@graphql-hive/router-runtime';
-import type { Viewer } from '@ordergraph/core';
-import { MapperKind, mapSchema } from '@graphql-tools/utils';
+import { ErrorCode, type Viewer } from '@ordergraph/core';
+import { MapperKind, getOperationASTFromRequest, isPromise, mapAsyncIterator, mapSchema } from '@graphql-tools/utils';
 import {
   GraphQLError,
   GraphQLInterfaceType,
@@ -21,6 +21,7 @@ import {
   type GraphQLTypeResolver,
 } from 'graphql';
 import { federationHandlerWithDefer, unifiedGraphHandlerWithDefer } from './defer.js';
+import { TRANSPORT_FAILURES } from './upstream.js';
 
 export const QUERY_PLANNERS = ['rust', 'js'] as const;
 export type QueryPlanner = (typeof QUERY_PLANNERS)[number];
@@ -31,8 +32,40 @@ export type QueryPlanner = (typeof QUERY_PLANNERS)[number];
  * executes @defer (defer.ts).
  */
 export const plannerOptions = (planner: QueryPlanner) => ({
-  unifiedGraphHandler: planner === 'rust' ? unifiedGraphHandlerWithDefer : federationHandlerWithDefer,
+  unifiedGraphHandler: planner === 'rust' ? eventsWithTheirOwnErrors(unifiedGraphHandlerWithDefer) : federationHandlerWithDefer,
 });
+
+const isEventStream = (value: unknown): value is AsyncIterable<ExecutionResult> => typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
+/**
+ * The Rust planner's executor keeps one list of errors for a subscription's whole life (router-runtime 1.4.23 makes
+ * the execution context once per operation, and each event's result is handed that same list): every event carried
+ * the errors of all the events before it, so one failed entity fetch followed every later event, and the list grew
+ * for as long as the subscription lasted. Each event gets the errors of its own execution, and the list starts empty
+ * for the next one (events are executed one after the other, each once the previous one has been read).
+ */
+function eventsWithTheirOwnErrors(handler: UnifiedGraphHandler): UnifiedGraphHandler {
+  const ownErrors = (event: ExecutionResult): ExecutionResult => {
+    if (!event.errors?.length) return event;
+    const errors = [...event.errors];
+    (event.errors as GraphQLError[]).length = 0;
+    return { ...event, errors };
+  };
+  const ownEvents = <T>(result: T) => (isEventStream(result) ? (mapAsyncIterator(result, ownErrors) as T) : result);
+  return async (options) => {
+    const handled = await handler(options);
+    const executor = handled.executor;
+    if (!executor) return handled;
+    return {
+      ...handled,
+      executor: (request) => {
+        const result = executor(request);
+        if ((request.operationType ?? getOperationASTFromRequest(request)?.operation) !== 'subscription') return result;
+        return isPromise(result) ? result.then(ownEvents) : ownEvents(result);
+      },
+    };
+  };
+}
 
 /** What re-reading a result needs of the operation that produced it. */
 export interface ExecutedOperation {
@@ -99,15 +132,27 @@ function asGraphQLError(error: unknown): unknown {
 }
 
 /**
+ * A subgraph call that got no answer (refused, reset, timed out, circuit open) says nothing about the object at its
+ * error's path, only that the fields it was to bring are missing. The executor places such an error on the entity it
+ * was fetching fields of (`newOrderCreated.user`), which another subgraph's data already holds: nulling that entity
+ * would null every non-null parent up to `data: null`, when only the missing fields are unknown. Those are left to
+ * completion, which nulls each missing field as its nullability says (`user { name }` stays `{ name: null }`).
+ */
+const unanswered = (error: GraphQLError) => {
+  const code = error.extensions?.['code'];
+  return TRANSPORT_FAILURES.has(code) || (code === ErrorCode.SUBGRAPH_UNAVAILABLE && error.extensions?.['circuit'] === 'open');
+};
+
+/**
  * Reads a result through graphql-js's own completion, with every field resolved from the result itself: a field a
- * subgraph reported an error for is null, a non-null field left null nulls its parent, up to `data: null`, exactly as
+ * subgraph reported an error for is null (one a call without an answer was for: only its missing fields), a non-null field left null nulls its parent, up to `data: null`, exactly as
  * graphql-js executes. The Rust planner's executor only projects subgraph data onto the operation, so without this an
  * unknown `node(id)` would keep the representation the first fetch returned, and a failed non-null root would leave
  * no `data` at all. `visit` sees every field, for tracing. The errors stay the ones the subgraphs reported.
  */
 export function completeResult(operation: ExecutedOperation, result: ExecutionResult, visit?: FieldVisitor): ExecutionResult {
   const errors = result.errors?.map(asGraphQLError) as GraphQLError[] | undefined;
-  const failed = new Set(errors?.flatMap((error) => (error.path ? [error.path.join('.')] : [])));
+  const failed = new Set(errors?.flatMap((error) => (error.path && !unanswered(error) ? [error.path.join('.')] : [])));
   const fieldResolver: GraphQLFieldResolver<unknown, unknown> = (source, _args, _context, info) => {
     const value =
       failed.size > 0 && (failed.has(pathKey(info)) || failed.has(everyItemPathKey(info))) ? null : ((source as Record<string, unknown> | null | undefined)?.[info.path.key as string] ?? null);

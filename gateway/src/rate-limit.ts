@@ -33,6 +33,58 @@ function limiter(redis: Redis | undefined, name: string, points: number, windowM
   });
 }
 
+/** What the plugins need of a limiter: rate-limiter-flexible's `consume`, resolving when allowed, rejecting when not. */
+export interface Counter {
+  consume(key: string, points?: number): Promise<unknown>;
+}
+
+interface Waiter {
+  points: number;
+  allow(): void;
+  refuse(reason: unknown): void;
+}
+
+/**
+ * A limiter whose counts for one key, taken in the same turn of the event loop, go to Redis as one increment (one
+ * round trip for every request that arrived together, not one each). Each request is then judged where it stands in
+ * that increment, in arrival order, exactly as if each had been counted on its own: with `before` points consumed
+ * until then, the request ending at `before + its share` is allowed while that is within the limit. (No library does
+ * this: rate-limiter-flexible's own batching, BurstyRateLimiter and the in-memory block, change what is counted.)
+ */
+export function coalescing(limiter: RateLimiterAbstract): Counter {
+  const pending = new Map<string, Waiter[]>();
+  const flush = (key: string, waiters: Waiter[]) => {
+    const total = waiters.reduce((sum, waiter) => sum + waiter.points, 0);
+    const judge = (outcome: unknown) => {
+      if (!(outcome instanceof RateLimiterRes)) {
+        for (const waiter of waiters) waiter.refuse(outcome);
+        return;
+      }
+      let consumed = outcome.consumedPoints - total;
+      for (const waiter of waiters) {
+        consumed += waiter.points;
+        if (consumed <= limiter.points) waiter.allow();
+        else waiter.refuse(new RateLimiterRes(0, outcome.msBeforeNext, consumed, false));
+      }
+    };
+    limiter.consume(key, total).then(judge, judge);
+  };
+  return {
+    consume: (key, points = 1) =>
+      new Promise<void>((allow, refuse) => {
+        let waiters = pending.get(key);
+        if (!waiters) {
+          pending.set(key, (waiters = []));
+          setImmediate(() => {
+            pending.delete(key);
+            flush(key, waiters!);
+          });
+        }
+        waiters.push({ points, allow, refuse });
+      }),
+  };
+}
+
 interface ServerContext {
   req?: { socket?: { remoteAddress?: string } };
 }
@@ -93,8 +145,8 @@ function rateLimited(operation: string, limit: number, windowMs: number, retryAf
 // names match whatever their case (`generatereport` is still GenerateReport). A document that does not parse, or
 // names no operation to run, counts under the standard limit as `anonymous` and goes on to fail validation.
 export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefined, readOperation: OperationReader): GatewayPlugin {
-  const standard = limiter(redis, 'standard', settings.max, settings.windowMs);
-  const expensive = limiter(redis, 'expensive', settings.expensiveMax, settings.windowMs);
+  const standard = coalescing(limiter(redis, 'standard', settings.max, settings.windowMs));
+  const expensive = coalescing(limiter(redis, 'expensive', settings.expensiveMax, settings.windowMs));
   const expensiveNames = new Map(settings.expensiveOperations.map((name) => [name.toLowerCase(), name]));
   const keyOf = recentBucketKeys();
   return {
@@ -141,7 +193,7 @@ function costBudgetExceeded(perWindow: number, windowMs: number, cost: number, r
 // the cost the complexity limit measured for it (limits.ts), just before it executes: it must run after that limit,
 // and an operation the complexity limit refuses costs nothing. A subscription consumes its cost once, when it starts.
 export function useCostRateLimit(settings: CostBudgetSettings, redis: Redis | undefined, costOf: (context: object) => number | undefined): GatewayPlugin {
-  const budget = limiter(redis, COST_BUCKET, settings.perWindow, settings.windowMs);
+  const budget = coalescing(limiter(redis, COST_BUCKET, settings.perWindow, settings.windowMs));
   const keyOf = recentBucketKeys();
   const consume = async ({ args, setResultAndStopExecution }: {
     args: { contextValue: unknown };

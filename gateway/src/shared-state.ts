@@ -48,15 +48,18 @@ export function openSharedState(target: RedisTarget | undefined, logger: Logger,
 /** /readyz answers 503 while Redis does not answer PING (Hive's own check covers the supergraph). */
 export function useRedisReadiness(redis: Redis | undefined, endpoint: string, logger: Logger): GatewayPlugin {
   return {
-    async onResponse({ request, response, setResponse }) {
-      if (!redis || !response.ok || new URL(request.url).pathname !== endpoint) return;
-      try {
-        if (!isConnected(redis)) throw new Error(`redis connection is ${redis.status}`);
-        await pingRedis(redis);
-      } catch (error) {
-        logger.warn({ err: error }, 'not ready: redis does not answer');
-        setResponse(new Response('redis unavailable', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
-      }
+    // Not async itself: every other response passes this hook too, and should not pay for a promise.
+    onResponse({ request, response, setResponse }) {
+      if (!redis || !response.ok || !request.url.includes(endpoint) || new URL(request.url).pathname !== endpoint) return undefined;
+      return (async () => {
+        try {
+          if (!isConnected(redis)) throw new Error(`redis connection is ${redis.status}`);
+          await pingRedis(redis);
+        } catch (error) {
+          logger.warn({ err: error }, 'not ready: redis does not answer');
+          setResponse(new Response('redis unavailable', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
+        }
+      })();
     },
   };
 }

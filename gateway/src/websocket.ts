@@ -2,9 +2,8 @@
 // onto it) running each operation through the gateway runtime and its plugins, as Hive Gateway's CLI does.
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { getGraphQLWSOptions, type GatewayPlugin, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
+import { getGraphQLWSOptions, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import {
-  currentRequest,
   ErrorCode,
   InvalidTokenError,
   REQUEST_ID_HEADER,
@@ -60,21 +59,6 @@ function requestHeaders(request: http.IncomingMessage, authorization: string | u
   if (authorization) headers['authorization'] = authorization;
   else delete headers['authorization'];
   return headers;
-}
-
-/**
- * Subgraph calls of a WebSocket operation carry the connection's request ID: the runtime's useRequestId notes a
- * request's ID in its onRequest, which WebSocket operations skip.
- */
-export function useConnectionRequestIds(): GatewayPlugin {
-  return {
-    onFetch({ context, options, setOptions }) {
-      if (!(context as { socket?: unknown } | undefined)?.socket) return; // an HTTP request's is the runtime's to set
-      const requestId = currentRequest()?.requestId;
-      const headers = options.headers as Record<string, string> | undefined;
-      if (requestId && !headers?.[REQUEST_ID_HEADER]) setOptions({ ...options, headers: { ...headers, [REQUEST_ID_HEADER]: requestId } });
-    },
-  };
 }
 
 /** The connection's request ID, given to its handshake by onUpgrade: every operation on it runs under that ID. */

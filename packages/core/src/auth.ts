@@ -32,7 +32,8 @@ export class InvalidTokenError extends Error {
   override readonly name = 'InvalidTokenError';
 }
 
-export type TokenVerifier = (token: string) => Promise<Identity>;
+/** A token verified before answers at once (no promise); throws, or rejects, InvalidTokenError for a bad one. */
+export type TokenVerifier = (token: string) => Identity | Promise<Identity>;
 
 /** Verified tokens a process keeps; each entry is a few hundred bytes. */
 const VERIFIED_TOKENS = 10_000;
@@ -61,13 +62,7 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
   // Verifying a signature is the costliest step of a request's authentication; a token verified once is kept (by its
   // full text, so nothing but that very token can hit) until it expires, and checked for expiry on every use.
   const verified = new LRUCache<string, { viewer: Identity; expiresAt: number }>({ max: VERIFIED_TOKENS });
-  return async (token) => {
-    const known = verified.get(token);
-    if (known) {
-      if (known.expiresAt > Date.now()) return known.viewer;
-      verified.delete(token);
-      throw new InvalidTokenError('Token expired');
-    }
+  const verifyNew = async (token: string): Promise<Identity> => {
     try {
       // Pinning `algorithms` rejects `alg: none` and algorithm confusion (an HS256 token signed with a public key).
       const { payload } = await jwtVerify(token, key as Uint8Array, {
@@ -91,6 +86,13 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
       throw error; // not the token's fault (the key set fetch failed, for instance): an internal failure
     }
   };
+  return (token) => {
+    const known = verified.get(token);
+    if (!known) return verifyNew(token);
+    if (known.expiresAt > Date.now()) return known.viewer;
+    verified.delete(token);
+    throw new InvalidTokenError('Token expired');
+  };
 }
 
 /** The token of an `Authorization: Bearer <token>` header; undefined when absent, throws when malformed. */
@@ -101,8 +103,8 @@ export function bearerToken(header: string | null | undefined): string | undefin
   return match[1];
 }
 
-/** Resolves the viewer of a request from its Authorization header. */
-export async function viewerFromHeader(verify: TokenVerifier, header: string | null | undefined): Promise<Viewer> {
+/** Resolves the viewer of a request from its Authorization header: at once when there is none or it was verified before. */
+export function viewerFromHeader(verify: TokenVerifier, header: string | null | undefined): Viewer | Promise<Viewer> {
   const token = bearerToken(header);
   return token === undefined ? null : verify(token);
 }
