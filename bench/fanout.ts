@@ -191,7 +191,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
       PORT: String(endpoint.port), SUPERGRAPH_PATH: supergraphs[i]!, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
       // High enough that the benchmark measures delivery, not refusals (every subscriber comes from 127.0.0.1).
       RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000',
-    }, `${base(endpoint)}/healthz`, profiled(n, i));
+    }, `${base(endpoint)}/healthz`, { execArgv: profiled(n, i) });
   }
   const measured = [...gateways, ...orders];
   const peakRss = new Map(measured.map((endpoint) => [endpoint.name, 0]));
