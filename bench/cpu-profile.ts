@@ -10,6 +10,8 @@ interface ProfileNode {
 
 interface Profile {
   nodes: ProfileNode[];
+  /** µs on the monotonic clock (process.hrtime's on Linux), as are the samples' times. */
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 }
@@ -20,15 +22,21 @@ export interface SelfTime {
   share: number;
 }
 
-/** Self time per function (by name and location), largest first. */
-export function selfTimes(path: string, top = 15): SelfTime[] {
+/**
+ * Self time per function (by name and location), largest first; with `window` (µs on the monotonic clock, as
+ * `process.hrtime.bigint() / 1000n` reads it in any process on the machine), only the samples taken within it.
+ */
+export function selfTimes(path: string, top = 15, window?: { from: number; to: number }): SelfTime[] {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile;
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const byName = new Map<string, number>();
   let total = 0;
+  let at = profile.startTime;
   profile.samples.forEach((id, index) => {
     const frame = frames.get(id)!;
     const micros = profile.timeDeltas[index] ?? 0;
+    at += micros;
+    if (window && (at < window.from || at > window.to)) return;
     const where = frame.url ? ` ${relative(process.cwd(), frame.url.replace(/^file:\/\//, ''))}:${frame.lineNumber + 1}` : '';
     const name = `${frame.functionName || '(anonymous)'}${where}`;
     byName.set(name, (byName.get(name) ?? 0) + micros);

@@ -1,14 +1,15 @@
 // npm run bench:fanout: how order events fan out to N subscribers (issue 17). Redis, the seeded subgraphs, two
-// orders instances, two gateway replicas and the subscribers (child processes of their own) all run apart; each
+// orders instances, two gateway replicas (or one of each, --replicas 1) and the subscribers (child processes of their own) all run apart; each
 // subscriber must receive every created order exactly once. `npm run bench:fanout -- --help` lists the options.
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { toGlobalId } from '@ordergraph/core';
 import { freePort, readCounter, redisClient, redisSubscriptions, startRedis, token, type TestRedis } from '@ordergraph/testkit';
+import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { addTallies, emptyTally, summarise, type FromSubscribers, type LatencySummary, type SubscriberPlan, type Tally, type ToSubscribers } from './fanout-tally.js';
 import { processConnections, processCpuMs, processRssMb } from './process-stats.js';
 import { ROOT, SECRET, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
@@ -31,14 +32,18 @@ const { values: options } = parseArgs({
     'subscriber-processes': { type: 'string', default: '2' },
     'connect-rate': { type: 'string', default: '200' },
     drain: { type: 'string', default: '30' },
+    replicas: { type: 'string', default: '2' },
+    profile: { type: 'string' },
     readme: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
 if (options.help) {
-  console.log(`npm run bench:fanout -- [--subscribers 100,1000,5000] [--events 50] [--interval 200] [--identities 0] [--selection basic|cross]
+  console.log(`npm run bench:fanout -- [--subscribers 100,1000,5000] [--events 50] [--interval 200] [--identities 0] [--selection basic|cross] [--replicas 1|2] [--profile <dir>]
   subscribers           subscriber counts, one run each (fresh orders instances and gateways every time); half of
-                        them over graphql-ws, half over SSE (graphql-sse), spread evenly over the two gateway replicas
+                        them over graphql-ws, half over SSE (graphql-sse), spread evenly over the gateway replicas
+  replicas              gateway replicas, each in front of an orders instance of its own: 2, or 1 to measure what one
+                        replica carries alone
   events                createOrder mutations per run, sent through the first replica, one every --interval ms
   identities            0: each subscriber signs in as an ADMIN of its own; K: the subscribers share K ADMIN identities
   selection             basic: ${SELECTIONS.basic}
@@ -46,6 +51,8 @@ if (options.help) {
   subscriber-processes  child processes the subscribers are spread over
   connect-rate          subscribers opened per second, all processes together
   drain                 seconds to wait, after the last mutation, for deliveries that have not arrived (then: lost)
+  profile               a directory: the gateways run under node --cpu-prof and write their CPU profiles into
+                        <dir>/<N>-gateway-<a|b>; each one's top self times are printed at the end
   readme                replace the figures of this kind of run (selection; distinct or shared identities) in
                         bench/README.md's "Subscription fan-out" section with this run's`);
   process.exit(0);
@@ -58,6 +65,9 @@ const IDENTITIES = Number(options.identities);
 const SUBSCRIBER_PROCESSES = Number(options['subscriber-processes']);
 const DRAIN_MS = Number(options.drain) * 1000;
 const CONNECT_RATE = Number(options['connect-rate']);
+const REPLICAS = Number(options.replicas);
+if (REPLICAS !== 1 && REPLICAS !== 2) throw new Error(`--replicas is 1 or 2, not ${options.replicas}`);
+const REPLICA_NAMES = ['a', 'b'].slice(0, REPLICAS);
 if (!(options.selection in SELECTIONS)) throw new Error(`--selection is basic or cross, not ${options.selection}`);
 const SELECTION = options.selection as Selection;
 const QUERY = `subscription FanOut { ${SELECTIONS[SELECTION]} }`;
@@ -71,6 +81,7 @@ const WARMUP_ORDERS = 10;
 const BASELINE_ORDERS = 20;
 const CREATE = 'mutation PlaceOrder($input: CreateOrderInput!) { createOrder(input: $input) { id createdAt } }';
 const pad = (n: number) => String(n).padStart(4, '0');
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -102,6 +113,8 @@ interface Row {
   /** The subscriber processes: if they are busy, latencies are partly theirs. */
   subscribersCpuUs: number;
   gatewaySubscribeCpuMs: number;
+  /** The event phase on the monotonic clock (µs), to read the gateways' CPU profiles over it alone. */
+  eventWindow: { from: number; to: number };
   /** CPU of one createOrder with no subscriber, in the gateways and in orders (warm-up orders before subscribing). */
   createOrderCpuMs: { gateway: number; orders: number };
   gatewayRssMb: number[];
@@ -134,6 +147,10 @@ async function redisClients(url: string): Promise<number> {
   }
 }
 
+/** With --profile, where gateway `i` of the run with `n` subscribers writes its CPU profile. */
+const profileDir = (n: number, i: number) => resolve(options.profile!, `${n}-gateway-${REPLICA_NAMES[i]}`);
+const profiled = (n: number, i: number) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(n, i)}`] : []);
+
 /** Who subscriber `i` is: transports alternate, replicas alternate in pairs, and K shared identities span both. */
 function plan(i: number, gateways: Endpoint[]): SubscriberPlan {
   const identity = IDENTITIES > 0 ? `user-${pad(1 + (Math.floor(i / 4) % IDENTITIES))}` : `user-${pad(1 + i)}`;
@@ -162,7 +179,8 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
   const catalogUrl = `http://127.0.0.1:${ports.catalog}/graphql`;
   const orders: Endpoint[] = ports.orders.map((port, i) => ({ name: `orders ${'AB'[i]}`, port, url: `http://127.0.0.1:${port}/graphql` }));
   const gateways: Endpoint[] = ports.gateways.map((port, i) => ({ name: `gateway ${'AB'[i]}`, port, url: `http://127.0.0.1:${port}/graphql` }));
-  log(`N = ${n}: starting orders A and B, gateways A and B`);
+  const names = REPLICA_NAMES.map((name) => name.toUpperCase()).join(' and ');
+  log(`N = ${n}: starting orders ${names}, gateways ${names}`);
   for (const endpoint of orders) {
     endpoint.process = await start(endpoint.name, 'services/orders/src/index.ts', [], {
       PORT: String(endpoint.port), SEED: 'true', CATALOG_URL: catalogUrl, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
@@ -173,7 +191,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
       PORT: String(endpoint.port), SUPERGRAPH_PATH: supergraphs[i]!, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
       // High enough that the benchmark measures delivery, not refusals (every subscriber comes from 127.0.0.1).
       RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000',
-    }, `${base(endpoint)}/healthz`);
+    }, `${base(endpoint)}/healthz`, { execArgv: profiled(n, i) });
   }
   const measured = [...gateways, ...orders];
   const peakRss = new Map(measured.map((endpoint) => [endpoint.name, 0]));
@@ -252,6 +270,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
     };
     const [gatewayCpu1, ordersCpu1, peersCpu1, subscribersCpu1] = [cpu(gateways), cpu(orders), cpuOf(peers), cpuOf(children)];
     const started = Date.now();
+    const eventsFrom = monotonicMicros();
     const sends = Array.from({ length: EVENTS }, async (_, k) => {
       await sleep(started + k * INTERVAL - Date.now());
       const sent = performance.now();
@@ -277,6 +296,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
     if (!delivered) log(`  no delivery for ${DRAIN_MS / 1000} s: the rest count as lost`);
     await sleep(500); // a late duplicate still counts
     const [gatewayCpu2, ordersCpu2, peersCpu2, subscribersCpu2] = [cpu(gateways), cpu(orders), cpuOf(peers), cpuOf(children)];
+    const eventWindow = { from: eventsFrom, to: monotonicMicros() };
     sampleRss();
 
     children.forEach((child) => child.send({ type: 'finish', created } satisfies ToSubscribers));
@@ -296,6 +316,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
       subscribersCpuUs: ((subscribersCpu2 - subscribersCpu1) * 1000) / deliveries,
       gatewaySubscribeCpuMs,
       createOrderCpuMs,
+      eventWindow,
       gatewayRssMb: gateways.map((gateway) => peakRss.get(gateway.name)!),
       ordersRssMb: orders.map((endpoint) => peakRss.get(endpoint.name)!),
       ...snapshot!,
@@ -307,6 +328,8 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
   }
 }
 
+/** How the table's per-replica columns are headed: `A / B`, or `A` alone. */
+const REPLICA_LABEL = REPLICA_NAMES.map((name) => name.toUpperCase()).join(' / ');
 const ms = (value: number) => value.toFixed(0);
 const mb = (values: number[]) => values.map((value) => value.toFixed(0)).join(' / ');
 
@@ -316,7 +339,7 @@ const net = (row: Row, of: 'gateway' | 'orders') =>
 
 function renderRows(rows: Row[]): string {
   const lines = [
-    '| subscribers (half ws, half SSE) | delivered / expected | lost | duplicated | foreign | errors | streams ended | p50 ms | p99 ms | max ms | gateway CPU µs/delivery (net of createOrder) | orders CPU µs/delivery (net of createOrder) | users + catalog CPU µs/delivery | subscriber processes CPU µs/delivery | gateway CPU ms/subscribe | createOrder alone: gateway / orders CPU ms | peak RSS MB gateways A / B | peak RSS MB orders A / B | Redis clients | gateway→orders connections A / B | gateway→users, catalog A / B |',
+    `| subscribers (half ws, half SSE) | delivered / expected | lost | duplicated | foreign | errors | streams ended | p50 ms | p99 ms | max ms | gateway CPU µs/delivery (net of createOrder) | orders CPU µs/delivery (net of createOrder) | users + catalog CPU µs/delivery | subscriber processes CPU µs/delivery | gateway CPU ms/subscribe | createOrder alone: gateway / orders CPU ms | peak RSS MB gateways ${REPLICA_LABEL} | peak RSS MB orders ${REPLICA_LABEL} | Redis clients | gateway→orders connections ${REPLICA_LABEL} | gateway→users, catalog ${REPLICA_LABEL} |`,
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of rows) {
@@ -330,19 +353,33 @@ function renderRows(rows: Row[]): string {
   return lines.join('\n');
 }
 
-/** bench/README.md keeps one block of figures per kind of run: the selection, and distinct or shared identities. */
-const README_BLOCK = `fanout-results ${SELECTION}, ${IDENTITIES > 0 ? 'shared' : 'distinct'} identities`;
+/** bench/README.md keeps one block of figures per kind of run: the selection, distinct or shared identities, replicas. */
+const README_BLOCK = `fanout-results ${SELECTION}, ${IDENTITIES > 0 ? 'shared' : 'distinct'} identities${REPLICAS === 1 ? ', one replica' : ''}`;
 const README_START = `<!-- ${README_BLOCK}: start (npm run bench:fanout -- --readme replaces this block) -->`;
 const README_END = `<!-- ${README_BLOCK}: end -->`;
+
+/** Each profiled gateway's top self times over the event phase (it writes its profile as it exits). */
+function printProfiles(rows: Row[]) {
+  for (const { subscribers: n, eventWindow } of rows) {
+    for (const i of REPLICA_NAMES.keys()) {
+      const dir = profileDir(n, i);
+      const newest = (existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith('.cpuprofile')) : [])
+        .map((file) => resolve(dir, file))
+        .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+      if (newest) console.log(`\nN = ${n}, gateway ${REPLICA_NAMES[i]!.toUpperCase()}: top self times over the event phase (${newest}, monotonic µs ${eventWindow.from}-${eventWindow.to})\n${formatSelfTimes(selfTimes(newest, 30, eventWindow))}`);
+    }
+  }
+}
 
 async function main() {
   const startedAt = new Date();
   const loadBefore = load();
   const command = `npm run bench:fanout -- ${process.argv.slice(2).filter((arg) => arg !== '--readme').join(' ')}`.trim();
-  log(`fan-out benchmark: ${SIZES.join(', ')} subscribers, ${EVENTS} events ${INTERVAL} ms apart, ${IDENTITIES > 0 ? `${IDENTITIES} shared` : 'distinct'} ADMIN identities, selection ${SELECTION}, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s, node ${process.version}`);
+  log(`fan-out benchmark: ${SIZES.join(', ')} subscribers on ${REPLICAS} gateway replica${REPLICAS === 1 ? '' : 's'}, ${EVENTS} events ${INTERVAL} ms apart, ${IDENTITIES > 0 ? `${IDENTITIES} shared` : 'distinct'} ADMIN identities, selection ${SELECTION}, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s, node ${process.version}`);
   log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadBefore}`);
   const redis = await startRedis();
-  const ports = { users: await freePort(), catalog: await freePort(), orders: [await freePort(), await freePort()], gateways: [await freePort(), await freePort()] };
+  const freePorts = async () => { const ports: number[] = []; for (const _ of REPLICA_NAMES) ports.push(await freePort()); return ports; };
+  const ports = { users: await freePort(), catalog: await freePort(), orders: await freePorts(), gateways: await freePorts() };
   const url = (port: number) => `http://127.0.0.1:${port}/graphql`;
   // Each gateway replica in front of an orders instance of its own (as the test kit's replicas run them), users and
   // the catalog shared; Redis carries each order event to both orders instances.
@@ -388,9 +425,10 @@ async function main() {
   const header =
     `${small}${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}; ` +
     `load average ${loadBefore} before and ${load()} after. \`${command}\`: ${EVENTS} events ${INTERVAL} ms apart, ` +
-    `${IDENTITIES > 0 ? `subscribers sharing ${IDENTITIES} ADMIN identities` : 'each subscriber an ADMIN identity of its own'}, \`${SELECTIONS[SELECTION]}\`, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s.`;
+    `${IDENTITIES > 0 ? `subscribers sharing ${IDENTITIES} ADMIN identities` : 'each subscriber an ADMIN identity of its own'}, \`${SELECTIONS[SELECTION]}\`, ${REPLICAS === 1 ? 'one gateway replica (one orders instance)' : 'two gateway replicas'}, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s.`;
   const table = renderRows(rows);
   console.log(`\n${header}\n\n${table}`);
+  if (options.profile) printProfiles(rows);
   if (options.readme && !failure) {
     const path = resolve(ROOT, 'bench/README.md');
     const text = readFileSync(path, 'utf8');

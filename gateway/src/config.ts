@@ -49,7 +49,7 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
   MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20).describe('Subscriptions one WebSocket connection may have active at once.'),
   WS_CONNECTION_INIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(3_000).describe('A WebSocket client that has not sent connection_init by then is closed (4408).'),
   WS_KEEPALIVE_MS: z.coerce.number().int().min(1).default(12_000).describe('WebSocket ping interval; a peer that misses a ping is dropped and its subscriptions released.'),
-  SUBSCRIPTION_MAX_PENDING_EVENTS: z.coerce.number().int().min(1).max(1000).default(100).describe('Events a subscriber may leave unread before it is disconnected (WebSocket 1008, SSE stream cut); at most 1000, as a Repeater queues no more than 1024 unread pushes.'),
+  SUBSCRIPTION_MAX_PENDING_EVENTS: z.coerce.number().int().min(1).max(1000).default(100).describe('Events a subscriber may leave unread before it is disconnected (WebSocket 1008, SSE stream cut); at most 1000, as each unread event is held in memory until then.'),
   SUPERGRAPH_PATH: z.string().optional().describe('The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml.'),
   SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once.'),
   SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000).describe('How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed.'),

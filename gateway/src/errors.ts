@@ -178,6 +178,8 @@ export function createWebSocketFormatter(publicError: (error: unknown) => GraphQ
   return {
     formatError,
     formatResult(result: ExecutionResult, requestId?: string): FormattedExecutionResult {
+      // Most events have nothing to format: the same object leaves, so a transport may reuse its serialisation.
+      if (result.errors === undefined && result.extensions === undefined) return result as FormattedExecutionResult;
       const { errors, extensions, ...rest } = result;
       const { http: _http, ...kept } = extensions ?? {};
       return {

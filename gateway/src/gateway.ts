@@ -32,6 +32,7 @@ import { withEntityBatching } from './entity-batching.js';
 import type { OpenTelemetryPlugin } from './opentelemetry.js';
 import { plannerOptions, useQueryPlanInspection, useResultCompletion } from './query-planner.js';
 import { useMetrics } from './metrics.js';
+import { useEventStreams } from './event-stream.js';
 import { useMultipartSubscriptions } from './multipart.js';
 import { useSubscriptionRequests } from './subscription-requests.js';
 import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
@@ -140,6 +141,8 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useSubscriptionRequests(),
       useErrorPolicy(publicError),
       useIncrementalDelivery(),
+      // Before the multipart processor, which streams the subscriptions whose Accept yoga's event stream does not take.
+      useEventStreams(),
       useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
       subscriptions.plugin,
       useResultCompletion(authorization.documentAsSent),

@@ -3,6 +3,7 @@
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
 import { REQUEST_ID_HEADER } from '@ordergraph/core';
+import { resultJson } from './result-json.js';
 import { isSubscriptionRequest } from './subscription-requests.js';
 
 const BOUNDARY = 'graphql';
@@ -42,7 +43,9 @@ function multipartResponse(events: AsyncIterable<ExecutionResult>, fetchAPI: Fet
         controller.close();
         return;
       }
-      controller.enqueue(part(JSON.stringify({ payload: format(value) })));
+      const formatted = format(value);
+      // An event the format leaves as it is has the JSON its other subscribers' transports wrote (result-json.ts).
+      controller.enqueue(part(formatted === value ? `{"payload":${resultJson(value)}}` : JSON.stringify({ payload: formatted })));
     },
     async cancel() {
       end();

@@ -1,8 +1,7 @@
 // Subscription deduplication: subscribers of the same operation, variables and visibility share one upstream stream
 // and one execution per event, however many they are.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { tokenExpiresAt, visibilityOf } from '@ordergraph/core';
-import { Repeater } from '@repeaterjs/repeater';
+import { PUSHES_EVENTS, tokenExpiresAt, visibilityOf, type EventReader, type PushingSource } from '@ordergraph/core';
 import { print, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import { viewerOf } from './operation.js';
 
@@ -46,14 +45,95 @@ class SharedCredential {
   }
 }
 
-interface Subscriber {
-  push(event: unknown): void;
-  end(error?: unknown): void;
+/** Events a member holds for a reader that has not started reading, at most. */
+const MAX_UNREAD = 1024;
+
+/**
+ * One subscriber's stream of a shared stream's events: a queue the pump pushes into and the subscriber's reader
+ * (subscriptions.ts, which bounds what its subscriber leaves unread) takes from, or that pushes each event straight to
+ * that reader (PUSHES_EVENTS). Registered with the shared stream at once, not on its first read.
+ */
+class Member implements AsyncIterableIterator<unknown>, PushingSource<unknown> {
+  private readonly queue: unknown[] = [];
+  /** The subscriber's tracker (subscriptions.ts), once it takes the events as they come. */
+  private reader: EventReader<unknown> | undefined;
+  private waiting: { resolve(result: IteratorResult<unknown>): void; reject(error: unknown): void } | undefined;
+  /** How the stream ended, once it has: what is queued is still read first, then the error if any. */
+  private ended: { error?: unknown } | undefined;
+  private left = false;
+
+  constructor(private readonly leave: (member: Member) => Promise<void>) {}
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  [PUSHES_EVENTS](reader: EventReader<unknown>): void {
+    this.reader = reader;
+    for (const event of this.queue.splice(0)) reader.push(event);
+    if (this.ended) reader.end(this.ended.error);
+  }
+
+  push(event: unknown): void {
+    if (this.ended) return;
+    if (this.reader) {
+      this.reader.push(event);
+      return;
+    }
+    const waiting = this.waiting;
+    if (waiting) {
+      this.waiting = undefined;
+      waiting.resolve({ value: event, done: false });
+    } else if (this.queue.length < MAX_UNREAD) {
+      this.queue.push(event);
+    } else {
+      // Nobody reads this stream (its tracker, which would bound it, never started): it leaves rather than grow.
+      void this.return();
+    }
+  }
+
+  end(error?: unknown): void {
+    if (this.ended) return;
+    this.ended = error === undefined ? {} : { error };
+    if (this.reader) {
+      this.reader.end(error);
+      return;
+    }
+    const waiting = this.waiting;
+    if (waiting) {
+      this.waiting = undefined;
+      this.settle().then(waiting.resolve, waiting.reject);
+    }
+  }
+
+  next(): Promise<IteratorResult<unknown>> {
+    if (this.queue.length > 0) return Promise.resolve({ value: this.queue.shift(), done: false });
+    if (this.ended) return this.settle();
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
+  }
+
+  async return(): Promise<IteratorResult<unknown>> {
+    this.queue.length = 0;
+    this.end();
+    if (!this.left) {
+      this.left = true;
+      await this.leave(this);
+    }
+    return { value: undefined, done: true };
+  }
+
+  /** The end, once the queue is empty: the error once, then done. */
+  private settle(): Promise<IteratorResult<unknown>> {
+    const error = this.ended?.error;
+    if (error === undefined) return Promise.resolve({ value: undefined, done: true });
+    this.ended = {};
+    return Promise.reject(error);
+  }
 }
 
 /** One upstream stream and the subscribers reading it; it ends upstream when its last subscriber leaves. */
 class SharedStream {
-  private readonly subscribers = new Set<Subscriber>();
+  private readonly members = new Set<Member>();
   private source: AsyncIterator<unknown> | undefined;
   private pumping = false;
   /** Set once the stream has ended: a subscriber that joins then ends at once, as it would have with the others. */
@@ -78,7 +158,7 @@ class SharedStream {
       for (;;) {
         const next = await source.next();
         if (next.done) break;
-        for (const subscriber of this.subscribers) subscriber.push(next.value);
+        for (const member of this.members) member.push(next.value);
       }
       this.end({});
     } catch (error) {
@@ -89,40 +169,29 @@ class SharedStream {
   private end(how: { error?: unknown }) {
     this.ended ??= how;
     this.onClose();
-    for (const subscriber of this.subscribers) subscriber.end(how.error);
+    for (const member of this.members) member.end(how.error);
   }
 
-  /** A stream of every event from now on, for one subscriber; registered at once, not on its first read. */
+  private readonly leave = async (member: Member) => {
+    this.members.delete(member);
+    if (this.members.size === 0 && !this.ended) {
+      // Nobody joins it any more, and its upstream subscription ends.
+      this.ended = {};
+      this.onClose();
+      await this.source?.return?.();
+    }
+  };
+
+  /** A stream of every event from now on, for one subscriber. */
   join(): AsyncIterableIterator<unknown> {
-    const queued: unknown[] = [];
-    let endedBeforeRead: { error?: unknown } | undefined = this.ended;
-    let attached: Subscriber | undefined;
-    const subscriber: Subscriber = {
-      push: (event) => (attached ? attached.push(event) : queued.push(event)),
-      end: (error) => (attached ? attached.end(error) : (endedBeforeRead = { error })),
-    };
-    if (!this.ended) this.subscribers.add(subscriber);
+    const member = new Member(this.leave);
+    if (this.ended) member.end(this.ended.error);
+    else this.members.add(member);
     if (!this.pumping && this.source) {
       this.pumping = true;
       void this.pump(this.source);
     }
-    return new Repeater<unknown>(async (push, stop) => {
-      attached = {
-        // The reader (subscriptions.ts) takes events as they come and bounds what its subscriber leaves unread.
-        push: (event) => void push(event).catch(() => undefined),
-        end: (error) => stop(error),
-      };
-      for (const event of queued.splice(0)) attached.push(event);
-      if (endedBeforeRead) attached.end(endedBeforeRead.error);
-      await stop;
-      this.subscribers.delete(subscriber);
-      if (this.subscribers.size === 0 && !this.ended) {
-        // Nobody joins it any more, and its upstream subscription ends.
-        this.ended = {};
-        this.onClose();
-        await this.source?.return?.();
-      }
-    });
+    return member;
   }
 }
 

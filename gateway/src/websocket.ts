@@ -14,11 +14,12 @@ import {
   type Logger,
   type TokenVerifier,
 } from '@ordergraph/core';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createWebSocketFormatter } from './errors.js';
+import { resultJson } from './result-json.js';
 import { MAX_BODY_BYTES } from './http.js';
 import { LegacyProtocolSocket } from './legacy-ws.js';
 
@@ -63,6 +64,69 @@ function requestHeaders(request: http.IncomingMessage, authorization: string | u
 /** The connection's request ID, given to its handshake by onUpgrade: every operation on it runs under that ID. */
 const requestIdOf = (request: http.IncomingMessage) => request.headers[REQUEST_ID_HEADER] as string;
 
+const isAsyncIterable = (value: unknown): value is AsyncIterable<ExecutionResult> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
+/** What writtenEvents needs of a connection: a `ws` socket, or the legacy protocol's wrapper of one. */
+interface EventSocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  send(data: string, callback: (error?: Error) => void): void;
+}
+
+/**
+ * A subscription's `next` messages, written to its connection here rather than by graphql-ws, which serialises each
+ * result again for every subscriber: the payload is the JSON every subscriber of a shared event gets (resultJson,
+ * written once per event), and only the message around it is built per subscriber. graphql-ws still reads the stream
+ * returned for its end, its failure (its `error` message) and a client's `complete` (which returns it); each event is
+ * read only once the previous one is written, as graphql-ws reads them, so the back-pressure bound still holds.
+ */
+function writtenEvents(
+  socket: EventSocket,
+  id: string,
+  events: AsyncIterable<ExecutionResult>,
+  format: (result: ExecutionResult) => FormattedExecutionResult,
+): AsyncIterableIterator<never> {
+  const iterator = events[Symbol.asyncIterator]();
+  const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  const done: IteratorReturnResult<never> = { value: undefined as never, done: true };
+  let returned = false;
+  let start: (() => void) | undefined;
+  // Callbacks rather than an async loop: this runs once per subscriber and event.
+  const written = new Promise<IteratorResult<never>>((resolve, reject) => {
+    const read = () => void iterator.next().then(write, reject);
+    const write = (event: IteratorResult<ExecutionResult>) => {
+      if (event.done || returned) return resolve(done);
+      let message: string;
+      try {
+        const formatted = format(event.value);
+        message = `${prefix}${formatted === event.value ? resultJson(event.value) : JSON.stringify(formatted)}}`;
+      } catch (error) {
+        return reject(error);
+      }
+      if (socket.readyState !== socket.OPEN) return read(); // as graphql-ws: nothing is written to a closing socket
+      socket.send(message, (error) => (error ? reject(error) : read()));
+    };
+    start = read;
+  });
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next() {
+      const reading = start;
+      start = undefined;
+      reading?.();
+      return written;
+    },
+    async return() {
+      returned = true;
+      await iterator.return?.();
+      return done;
+    },
+  };
+}
+
 function offeredProtocols(request: http.IncomingMessage): string[] {
   return (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
 }
@@ -97,6 +161,9 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
     connectionInitWaitTimeout: settings.connectionInitWaitTimeoutMs,
     onConnect: authentication.onConnect,
     onNext: (ctx, _id, _payload, _args, result) => formatResult(result, requestIdOf(ctx.extra.request)),
+    // A subscription's events are written here rather than by graphql-ws (writtenEvents); onNext formats the rest.
+    onOperation: (ctx, id, _payload, _args, result) =>
+      isAsyncIterable(result) ? writtenEvents(ctx.extra.socket, id, result, (event) => formatResult(event, requestIdOf(ctx.extra.request))) : undefined,
     onError: (ctx, _id, _payload, errors) => errors.map((error) => formatError(error, requestIdOf(ctx.extra.request))),
     async onSubscribe(ctx, id, payload) {
       // Each operation is authenticated when it starts, as an HTTP request is: a token that has expired since

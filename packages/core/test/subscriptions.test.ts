@@ -1,7 +1,7 @@
 import { Repeater } from '@repeaterjs/repeater';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { subscriptionMetrics, trackSubscription, websocketAuthorization } from '../src/subscriptions.js';
+import { PUSHES_EVENTS, subscriptionMetrics, trackSubscription, websocketAuthorization, type EventReader, type PushingSource } from '../src/subscriptions.js';
 
 /** A source that yields what is pushed into it and records whether it was released. */
 function source<T>() {
@@ -125,5 +125,71 @@ describe('trackSubscription with an overflow bound', () => {
       expect(await next).toEqual({ value, done: false });
     }
     expect(cut).toEqual([]);
+  });
+});
+
+describe('trackSubscription of a source that pushes its events', () => {
+  /** A source that hands events to its reader once one attaches (as subscription-sharing.ts's streams do). */
+  function pushing<T>() {
+    let reader: EventReader<T> | undefined;
+    const state = { released: false, read: false };
+    const iterable: PushingSource<T> = {
+      [PUSHES_EVENTS]: (attached) => void (reader = attached),
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          state.read = true;
+          return new Promise<IteratorResult<T>>(() => {});
+        },
+        return: async () => {
+          state.released = true;
+          return { value: undefined, done: true };
+        },
+      }),
+    };
+    return { iterable, state, push: (value: T) => reader!.push(value), end: (error?: unknown) => reader!.end(error) };
+  }
+
+  it('takes pushed events without reading, bounds them as it would read ones, and releases the source', async () => {
+    const registry = new Registry();
+    const upstream = pushing<number>();
+    const cut: string[] = [];
+    const tracked = trackSubscription(upstream.iterable, subscriptionMetrics(registry), {
+      overflow: { maxPending: 2, error: new Error('too slow'), onOverflow: () => cut.push('cut') },
+    });
+    const first = tracked.next();
+    upstream.push(1);
+    expect(await first).toEqual({ value: 1, done: false });
+    const second = tracked.next();
+    upstream.push(2);
+    upstream.push(3);
+    expect(await second).toEqual({ value: 2, done: false });
+    upstream.push(4); // 2 and 3 unread: one too many
+    expect(cut).toEqual(['cut']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(upstream.state).toEqual({ released: true, read: false });
+    expect(await gaugeValue(registry)).toBe(0);
+    expect((await tracked.next()).value).toBe(3);
+    await expect(tracked.next()).rejects.toThrow('too slow');
+  });
+
+  it('completes when the source ends, and fails with the mapped error when it fails', async () => {
+    const done = pushing<number>();
+    const completed = trackSubscription(done.iterable, subscriptionMetrics(new Registry()), {
+      overflow: { maxPending: 10, error: new Error('too slow'), onOverflow: () => {} },
+    });
+    const next = completed.next();
+    done.push(1);
+    done.end();
+    expect(await next).toEqual({ value: 1, done: false });
+    expect(await completed.next()).toEqual({ value: undefined, done: true });
+
+    const failing = pushing<number>();
+    const failed = trackSubscription(failing.iterable, subscriptionMetrics(new Registry()), {
+      overflow: { maxPending: 10, error: new Error('too slow'), onOverflow: () => {} },
+      mapError: (error) => new Error(`mapped: ${(error as Error).message}`),
+    });
+    const pending = failed.next();
+    failing.end(new Error('upstream gone'));
+    await expect(pending).rejects.toThrow('mapped: upstream gone');
   });
 });
