@@ -12,7 +12,7 @@ import { freePort, readCounter, redisClient, redisSubscriptions, startRedis, tok
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { addTallies, emptyTally, summarise, type FromSubscribers, type LatencySummary, type SubscriberPlan, type Tally, type ToSubscribers } from './fanout-tally.js';
 import { processConnections, processCpuMs, processRssMb } from './process-stats.js';
-import { ROOT, SECRET, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
+import { ROOT, SECRET, buildEntries, builtEntry, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
 
 const SELECTIONS = {
   // createdAt is what each delivery is timed from.
@@ -182,12 +182,12 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
   const names = REPLICA_NAMES.map((name) => name.toUpperCase()).join(' and ');
   log(`N = ${n}: starting orders ${names}, gateways ${names}`);
   for (const endpoint of orders) {
-    endpoint.process = await start(endpoint.name, 'services/orders/src/index.ts', [], {
+    endpoint.process = await start(endpoint.name, builtEntry('services/orders'), [], {
       PORT: String(endpoint.port), SEED: 'true', CATALOG_URL: catalogUrl, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
     }, `${base(endpoint)}/healthz`);
   }
   for (const [i, endpoint] of gateways.entries()) {
-    endpoint.process = await start(endpoint.name, 'gateway/src/index.ts', [], {
+    endpoint.process = await start(endpoint.name, builtEntry('gateway'), [], {
       PORT: String(endpoint.port), SUPERGRAPH_PATH: supergraphs[i]!, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
       // High enough that the benchmark measures delivery, not refusals (every subscriber comes from 127.0.0.1).
       RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000',
@@ -377,6 +377,7 @@ async function main() {
   const command = `npm run bench:fanout -- ${process.argv.slice(2).filter((arg) => arg !== '--readme').join(' ')}`.trim();
   log(`fan-out benchmark: ${SIZES.join(', ')} subscribers on ${REPLICAS} gateway replica${REPLICAS === 1 ? '' : 's'}, ${EVENTS} events ${INTERVAL} ms apart, ${IDENTITIES > 0 ? `${IDENTITIES} shared` : 'distinct'} ADMIN identities, selection ${SELECTION}, ${SUBSCRIBER_PROCESSES} subscriber processes opening ${CONNECT_RATE} subscribers/s, node ${process.version}`);
   log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadBefore}`);
+  buildEntries();
   const redis = await startRedis();
   const freePorts = async () => { const ports: number[] = []; for (const _ of REPLICA_NAMES) ports.push(await freePort()); return ports; };
   const ports = { users: await freePort(), catalog: await freePort(), orders: await freePorts(), gateways: await freePorts() };
@@ -398,8 +399,8 @@ async function main() {
   let failure: unknown;
   try {
     log('starting catalog and users (production mode, seeded embedded stores)');
-    const catalog = await start('catalog', 'services/catalog/src/index.ts', [], { PORT: String(ports.catalog), SEED: 'true', SHUTDOWN_DELAY: '0' }, url(ports.catalog).replace('/graphql', '/healthz'));
-    const users = await start('users', 'services/users/src/index.ts', [], {
+    const catalog = await start('catalog', builtEntry('services/catalog'), [], { PORT: String(ports.catalog), SEED: 'true', SHUTDOWN_DELAY: '0' }, url(ports.catalog).replace('/graphql', '/healthz'));
+    const users = await start('users', builtEntry('services/users'), [], {
       PORT: String(ports.users), SEED: 'true', ORDERS_URL: url(ports.orders[0]!), CATALOG_URL: url(ports.catalog), SHUTDOWN_DELAY: '0',
     }, url(ports.users).replace('/graphql', '/healthz'));
     for (const n of SIZES) {
