@@ -97,7 +97,7 @@ async function openAll(message: Extract<ToMemorySubscribers, { type: 'subscribe'
   const BATCH = 10;
   const started = Date.now();
   for (let i = 0; i < message.subscribers.length; i += BATCH) {
-    await new Promise((done) => setTimeout(done, started + (i * 1000) / message.perSecond - Date.now()));
+    await new Promise((done) => setTimeout(done, Math.max(0, started + (i * 1000) / message.perSecond - Date.now())));
     await Promise.all(message.subscribers.slice(i, i + BATCH).map((plan) => open(plan, message.query, message.secret, message.capacity)));
   }
 }

@@ -55,7 +55,8 @@ if (options.help) {
   drain                 seconds without a new delivery, after a round is published, before the rest count as lost
   snapshots             a directory: heap snapshots of the gateway and orders after the warm-up and at the end are
                         written there, and what the end holds more of is printed
-  readme                replace the figures in bench/README.md's "Subscription memory" section with this run's`);
+  readme                replace the figures of this selection in bench/README.md's "Subscription memory" section with
+                        this run's`);
   process.exit(0);
 }
 
@@ -312,8 +313,9 @@ async function main() {
   process.exitCode = wrong > 0 || failure ? 1 : 0;
 }
 
-const README_START = '<!-- subscription-memory-results: start (npm run bench:subscription-memory -- --readme replaces this block) -->';
-const README_END = '<!-- subscription-memory-results: end -->';
+/** bench/README.md keeps one block of figures per selection. */
+const README_START = `<!-- subscription-memory-results ${SELECTION}: start (npm run bench:subscription-memory -- --readme replaces this block) -->`;
+const README_END = `<!-- subscription-memory-results ${SELECTION}: end -->`;
 
 const signedMb = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${(Math.abs(bytes) / MB).toFixed(2)} MB`;
 const perEvent = (bytes: number, events: number) => (events > 0 ? `${(bytes / events).toFixed(bytes / events < 10 && bytes / events > -10 ? 2 : 0)}` : '');
