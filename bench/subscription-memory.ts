@@ -110,8 +110,8 @@ interface Reading {
   delivered: number;
   gateway: HeapFigures;
   orders: HeapFigures;
-  /** The round's publishing: the largest backlog of the slowest subscriber (events published, not yet received), and
-   * the seconds from the round's last publish until every subscriber had every event. */
+  /** The round: the largest backlog of the slowest subscriber (events published, not yet received), the seconds from
+   * the round's last publish until every subscriber had every event, and the seconds its publishing took. */
   slowestBacklog: number;
   catchUpS: number;
   publishS: number;
@@ -247,7 +247,7 @@ async function main() {
       readings.push(reading);
       const base = readings[0]!;
       log(
-        `${label}: ${reading.events} events after the warm-up; deliveries ${reading.delivered}/${published * SUBSCRIBERS}, slowest subscriber at most ${reading.slowestBacklog} behind, all delivered ${reading.catchUpS.toFixed(1)} s after the last publish${problems()}; ` +
+        `${label}: ${reading.events} events after the warm-up (this round published in ${reading.publishS.toFixed(0)} s); deliveries ${reading.delivered}/${published * SUBSCRIBERS}, slowest subscriber at most ${reading.slowestBacklog} behind, all delivered ${reading.catchUpS.toFixed(1)} s after the last publish${problems()}; ` +
           `heap after GC: gateway ${(gatewayHeap!.heapUsed / MB).toFixed(2)} MB (${signedMb(gatewayHeap!.heapUsed - base.gateway.heapUsed)}), orders ${(ordersHeap!.heapUsed / MB).toFixed(2)} MB (${signedMb(ordersHeap!.heapUsed - base.orders.heapUsed)}); ` +
           `RSS gateway ${(gatewayHeap!.rss / MB).toFixed(0)} MB, orders ${(ordersHeap!.rss / MB).toFixed(0)} MB`,
       );
