@@ -65,7 +65,7 @@ async function openAll(plans: SubscriberPlan[], query: string, secret: string, p
   const BATCH = 10;
   const started = Date.now();
   for (let i = 0; i < plans.length; i += BATCH) {
-    await new Promise((done) => setTimeout(done, started + (i * 1000) / perSecond - Date.now()));
+    await new Promise((done) => setTimeout(done, Math.max(0, started + (i * 1000) / perSecond - Date.now())));
     await Promise.all(plans.slice(i, i + BATCH).map((plan) => open(plan, query, secret, tokens)));
   }
 }
