@@ -3,6 +3,15 @@
 
 export type Transport = 'ws' | 'sse';
 
+/** What the subscribers of the subscription benchmarks (fanout.ts, subscription-memory.ts) select. */
+export const SELECTIONS = {
+  // createdAt is what fanout.ts times each delivery from.
+  basic: 'newOrderCreated { id createdAt }',
+  // The README's cross-subgraph selection: each event's user and products are fetched from users and the catalog.
+  cross: 'newOrderCreated { id createdAt user { name } items { quantity product { name } } }',
+} as const;
+export type Selection = keyof typeof SELECTIONS;
+
 /** One subscriber the command asks a subscriber process to open. */
 export interface SubscriberPlan {
   transport: Transport;

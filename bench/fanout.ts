@@ -10,17 +10,9 @@ import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition
 import { toGlobalId } from '@ordergraph/core';
 import { freePort, readCounter, redisClient, redisSubscriptions, startRedis, token, type TestRedis } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
-import { addTallies, emptyTally, summarise, type FromSubscribers, type LatencySummary, type SubscriberPlan, type Tally, type ToSubscribers } from './fanout-tally.js';
+import { SELECTIONS, addTallies, emptyTally, summarise, type FromSubscribers, type Selection, type LatencySummary, type SubscriberPlan, type Tally, type ToSubscribers } from './fanout-tally.js';
 import { processConnections, processCpuMs, processRssMb } from './process-stats.js';
 import { ROOT, SECRET, buildEntries, builtEntry, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
-
-const SELECTIONS = {
-  // createdAt is what each delivery is timed from.
-  basic: 'newOrderCreated { id createdAt }',
-  // The README's cross-subgraph selection (users and catalog fields), with createdAt for the timing.
-  cross: 'newOrderCreated { id createdAt user { name } items { quantity product { name } } }',
-} as const;
-type Selection = keyof typeof SELECTIONS;
 
 const { values: options } = parseArgs({
   options: {

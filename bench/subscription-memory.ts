@@ -12,18 +12,11 @@ import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition
 import { toGlobalId } from '@ordergraph/core';
 import { CREATED_CHANNEL } from '@ordergraph/orders';
 import { freePort, readCounter, redisClient, redisSubscriptions, startRedis } from '@ordergraph/testkit';
-import type { SubscriberPlan } from './fanout-tally.js';
+import { SELECTIONS, type Selection, type SubscriberPlan } from './fanout-tally.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { attachInspector, type HeapFigures, type Inspector } from './inspector.js';
 import { ROOT, SECRET, buildEntries, builtEntry, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
 import type { FromMemorySubscribers, MemoryTally, ToMemorySubscribers } from './subscription-memory-subscribers.js';
-
-const SELECTIONS = {
-  basic: 'newOrderCreated { id createdAt }',
-  // The README's cross-subgraph selection: each event's user and products are fetched from users and the catalog.
-  cross: 'newOrderCreated { id createdAt user { name } items { quantity product { name } } }',
-} as const;
-type Selection = keyof typeof SELECTIONS;
 
 const { values: options } = parseArgs({
   options: {
