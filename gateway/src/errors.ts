@@ -41,12 +41,15 @@ const shortened = (message: string): string => {
 export const SUBGRAPH_UNAVAILABLE_MESSAGE = 'A service needed for this request is unavailable';
 export const SUBGRAPH_TIMEOUT_MESSAGE = 'A service needed for this request did not answer in time';
 
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** The JSON body of a refusal made before GraphQL runs: one error, its code and the request's ID. */
+export const errorBody = (code: ErrorCode, message: string): string =>
+  JSON.stringify({ errors: [{ message, extensions: { code, ...requestIdExtension() } }] });
+
 /** A JSON error response for refusals made before GraphQL runs. */
 export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ errors: [{ message, extensions: { code, ...requestIdExtension() } }] }), {
-    status,
-    headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
-  });
+  return new Response(errorBody(code, message), { status, headers: { ...headers, 'content-type': JSON_CONTENT_TYPE } });
 }
 
 export const codeForStatus = (status: number): ErrorCode => CODE_BY_STATUS[status] ?? ErrorCode.BAD_REQUEST;

@@ -24,7 +24,7 @@ import { httpDrain } from './drain.js';
 import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
 import { hiveLogger, useSubgraphRequestIds } from './logging.js';
-import { useHttpSemantics } from './http.js';
+import { requestDeadline, useHttpSemantics } from './http.js';
 import { useApiSchemaIntrospection, useIntrospectionPolicy } from './introspection.js';
 import { useIncrementalDelivery } from './defer.js';
 import { edgePlugins, inputLimits } from './edge.js';
@@ -118,8 +118,6 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production the
     // subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
     ...(subgraphSigningSecret ? { hmacSignature: { secret: subgraphSigningSecret } } : {}),
-    // The runtime's deadline for a whole request; http.ts makes its bare 503 a JSON GATEWAY_TIMEOUT.
-    requestDeadline: config.REQUEST_DEADLINE_MS,
     // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves. It is part of
     // the key under which identical in-flight subgraph queries are shared, so different identities never share an
     // answer. The request ID (useSubgraphRequestIds puts it on each fetch) is not, so a shared subgraph request carries
@@ -175,7 +173,10 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'draining' }));
       return;
     }
-    withRequest(requestId, () => void runtime(request, response));
+    withRequest(requestId, () => {
+      requestDeadline(request, response, config.REQUEST_DEADLINE_MS);
+      void runtime(request, response);
+    });
   });
   const websockets = serveWebSockets(server, runtime, {
     path: GRAPHQL_ENDPOINT,

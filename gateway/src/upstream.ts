@@ -1,8 +1,10 @@
 // How the gateway treats its subgraphs when they are slow, down or no longer needed: a timeout per call, retries for
 // queries only, a circuit breaker per subgraph, cancellation of abandoned queries, and each subgraph's state for /readyz.
+import type { IncomingMessage } from 'node:http';
 import { useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, type Logger } from '@ordergraph/core';
 import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import { requestSignalOf } from './request-signals.js';
 
 export interface UpstreamSettings {
   /** ms a subgraph call may take, retries included. */
@@ -195,7 +197,7 @@ const buffer = async (response: Response): Promise<BufferedAnswer> => ({
 });
 
 /**
- * Queries whose clients have all gone are cancelled at their subgraphs, and identical queries in flight at the same
+ * Queries whose clients have all gone (or whose deadline passed) are cancelled at their subgraphs, and identical queries in flight at the same
  * time are sent once and share the answer. Hand-written: the HTTP executor's own sharing (deduplicateInflightRequests,
  * turned off for this) sends the shared call with its first caller's signal, so that caller leaving would fail the
  * answer of every other; here a shared call is cancelled only when each of its callers has left or timed out. A call
@@ -224,9 +226,10 @@ export function useQueryCancellation(): GatewayPlugin {
     },
     onFetch({ options, context, executionRequest, fetchFn, setFetchFn }) {
       if (!executionRequest || !hasOperation(executionRequest.document, 'query') || typeof options.body !== 'string') return;
-      // The client's request is aborted when its connection closes before the answer (an HTTP request; a WebSocket
-      // operation has no such signal).
-      const client = (context as { request?: Request } | undefined)?.request?.signal;
+      // An HTTP request's signal aborts at its deadline or when its client leaves before the answer (a WebSocket
+      // operation has none).
+      const { req, request } = (context ?? {}) as { req?: IncomingMessage; request?: Request };
+      const client = requestSignalOf(req) ?? request?.signal;
       setFetchFn((async (url: string, init: RequestInit = {}, ...rest: unknown[]) => {
         const key = sharingKey(url, init);
         if (key === undefined) return (fetchFn as (...args: unknown[]) => Promise<Response>)(url, init, ...rest);
