@@ -15,6 +15,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import { isAsyncIterable } from '@graphql-tools/utils';
 
 /** The original document of each operation whose fields were refused, and which operations had a refusal. */
 interface Refusals {
@@ -50,8 +51,6 @@ interface IncrementalPart {
   incremental?: { data?: Record<string, unknown> | null; path: readonly (string | number)[]; errors?: readonly GraphQLError[] }[];
   hasNext: boolean;
 }
-
-const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> => typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /**
  * Sets the refused field null in `data` (found at `base` of the whole result) where its parent is there; `@` in the

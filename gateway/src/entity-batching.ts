@@ -3,7 +3,8 @@
 import type { UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import { createBatchingExecutor } from '@graphql-tools/batch-execute';
 import { getOperationASTFromRequest, type ExecutionRequest, type Executor, type MaybeAsyncIterable, type MaybePromise } from '@graphql-tools/utils';
-import { print, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { ExecutionResult } from 'graphql';
+import { printedOnce } from './operation.js';
 import { callerHeaders } from './upstream.js';
 
 export interface EntityBatchSettings {
@@ -23,14 +24,6 @@ interface Window {
 }
 
 const isResult = (value: unknown): value is ExecutionResult => typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
-
-/** Each distinct document printed once (the planner hands out one document per fetch of a plan). */
-const printed = new WeakMap<DocumentNode, string>();
-const printedOnce = (document: DocumentNode) => {
-  let text = printed.get(document);
-  if (text === undefined) printed.set(document, (text = print(document)));
-  return text;
-};
 
 /**
  * Wraps the planner (either) so that its subgraph calls pass through here before any plugin sees them. Each shared

@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ExecutionResult } from 'graphql';
+import { isAsyncIterable } from '@graphql-tools/utils';
 import { resultJson } from './result-json.js';
 import { isSubscriptionRequest } from './subscription-requests.js';
 
@@ -89,7 +90,7 @@ export function useEventStreams(): GatewayPlugin {
   const pingMs = process.env['NODE_ENV'] === 'test' ? 300 : 12_000;
   return {
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
-      if (!resultProcessor || !(typeof result === 'object' && result !== null && Symbol.asyncIterator in result) || !isSubscriptionRequest(request)) return;
+      if (!resultProcessor || !isAsyncIterable(result) || !isSubscriptionRequest(request)) return;
       setResultProcessor((events, fetchAPI) => {
         const body = new EventStream((events as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator](), pingMs);
         return new fetchAPI.Response(body as unknown as BodyInit, { status: 200, headers: HEADERS });

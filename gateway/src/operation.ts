@@ -1,7 +1,7 @@
 // What the edge plugins know of a request before Yoga parses it: who sends it, and the operation it will execute
 // (rate limits bucket by its name; the cache policy comes from its fields).
 import type { Viewer } from '@ordergraph/core';
-import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST, print, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import { createLRUCache, type GraphQLParams } from 'graphql-yoga';
 import type { ViewerContext } from './auth.js';
 
@@ -33,4 +33,15 @@ export function createOperationReader(parse: (source: string) => DocumentNode): 
     const operation = getOperationAST(document, operationName);
     return operation ? { document, operation } : undefined;
   };
+}
+
+/**
+ * A document's text, printed once per document object: Yoga's parse cache hands out one object per query text, and
+ * the planners one per fetch of a plan (subscription-sharing.ts and entity-batching.ts key on it).
+ */
+const printed = new WeakMap<DocumentNode, string>();
+export function printedOnce(document: DocumentNode): string {
+  let text = printed.get(document);
+  if (text === undefined) printed.set(document, (text = print(document)));
+  return text;
 }

@@ -3,7 +3,7 @@
 import type { GatewayPlugin, UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import { useQueryPlan } from '@graphql-hive/router-runtime';
 import { ErrorCode, type Viewer } from '@ordergraph/core';
-import { MapperKind, getOperationASTFromRequest, isPromise, mapAsyncIterator, mapSchema } from '@graphql-tools/utils';
+import { getOperationASTFromRequest, isAsyncIterable, isPromise, mapAsyncIterator, MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
   GraphQLError,
   GraphQLInterfaceType,
@@ -35,7 +35,6 @@ export const plannerOptions = (planner: QueryPlanner) => ({
   unifiedGraphHandler: planner === 'rust' ? eventsWithTheirOwnErrors(unifiedGraphHandlerWithDefer) : federationHandlerWithDefer,
 });
 
-const isEventStream = (value: unknown): value is AsyncIterable<ExecutionResult> => typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /**
  * The Rust planner's executor keeps one list of errors for a subscription's whole life (router-runtime 1.4.23 makes
@@ -51,7 +50,7 @@ function eventsWithTheirOwnErrors(handler: UnifiedGraphHandler): UnifiedGraphHan
     (event.errors as GraphQLError[]).length = 0;
     return { ...event, errors };
   };
-  const ownEvents = <T>(result: T) => (isEventStream(result) ? (mapAsyncIterator(result, ownErrors) as T) : result);
+  const ownEvents = <T>(result: T) => (isAsyncIterable<ExecutionResult>(result) ? (mapAsyncIterator(result, ownErrors) as T) : result);
   return async (options) => {
     const handled = await handler(options);
     const executor = handled.executor;

@@ -2,13 +2,13 @@
 // and one execution per event, however many they are.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { PUSHES_EVENTS, tokenExpiresAt, visibilityOf, type EventReader, type PushingSource } from '@ordergraph/core';
-import { print, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
-import { viewerOf } from './operation.js';
+import type { ExecutionArgs, GraphQLSchema } from 'graphql';
+import { isAsyncIterable } from '@graphql-tools/utils';
+import { printedOnce, viewerOf } from './operation.js';
 
 /** What the runtime's subscribe returns: a stream of results, or one result (a refusal) when it did not start. */
 type Subscribed = AsyncIterable<unknown> | unknown;
 
-const isStream = (value: unknown): value is AsyncIterable<unknown> => typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /** The context parts the subgraph calls read the caller's credential from (propagateHeaders and the upstream socket). */
 interface CallerContext {
@@ -146,7 +146,7 @@ class SharedStream {
     private readonly onClose: () => void,
   ) {
     this.started = subscribe().then((result) => {
-      if (isStream(result)) this.source = result[Symbol.asyncIterator]();
+      if (isAsyncIterable(result)) this.source = result[Symbol.asyncIterator]();
       else onClose();
       return result;
     });
@@ -195,14 +195,6 @@ class SharedStream {
   }
 }
 
-/** Each distinct document printed once (the parse cache hands out one object per text). */
-const printed = new WeakMap<DocumentNode, string>();
-const printedOnce = (document: DocumentNode) => {
-  let text = printed.get(document);
-  if (text === undefined) printed.set(document, (text = print(document)));
-  return text;
-};
-
 /**
  * Subscribers whose operation, variables and visibility (policy.ts) are the same share one stream, and one upstream
  * subscription. Each still passes every plugin on its own (auth, limits, rate limits) and keeps its own deadline,
@@ -234,7 +226,7 @@ export function useSubscriptionSharing(): GatewayPlugin {
           streams.set(key, (stream = created));
         }
         const started = await stream.started;
-        return isStream(started) ? stream.join() : started;
+        return isAsyncIterable(started) ? stream.join() : started;
       });
     },
   };

@@ -15,6 +15,7 @@ import {
   type TokenVerifier,
 } from '@ordergraph/core';
 import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
+import { isAsyncIterable } from '@graphql-tools/utils';
 import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
@@ -63,9 +64,6 @@ function requestHeaders(request: http.IncomingMessage, authorization: string | u
 
 /** The connection's request ID, given to its handshake by onUpgrade: every operation on it runs under that ID. */
 const requestIdOf = (request: http.IncomingMessage) => request.headers[REQUEST_ID_HEADER] as string;
-
-const isAsyncIterable = (value: unknown): value is AsyncIterable<ExecutionResult> =>
-  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /** What writtenEvents needs of a connection: a `ws` socket, or the legacy protocol's wrapper of one. */
 interface EventSocket {
@@ -163,7 +161,7 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
     onNext: (ctx, _id, _payload, _args, result) => formatResult(result, requestIdOf(ctx.extra.request)),
     // A subscription's events are written here rather than by graphql-ws (writtenEvents); onNext formats the rest.
     onOperation: (ctx, id, _payload, _args, result) =>
-      isAsyncIterable(result) ? writtenEvents(ctx.extra.socket, id, result, (event) => formatResult(event, requestIdOf(ctx.extra.request))) : undefined,
+      isAsyncIterable<ExecutionResult>(result) ? writtenEvents(ctx.extra.socket, id, result, (event) => formatResult(event, requestIdOf(ctx.extra.request))) : undefined,
     onError: (ctx, _id, _payload, errors) => errors.map((error) => formatError(error, requestIdOf(ctx.extra.request))),
     async onSubscribe(ctx, id, payload) {
       // Each operation is authenticated when it starts, as an HTTP request is: a token that has expired since
