@@ -2,8 +2,9 @@
 // gateway's: opens the subscribers the command assigns it (each its own connection and ADMIN token) and counts what
 // each receives in a bitmap of event numbers (1.25 KB per subscriber for 10,000 events, not a set of IDs), so that it
 // can say, at any time and at the end, how many each has received, and which were lost, repeated or foreign.
-import { sseClient, token, wsClient, type SubscriptionResult } from '@ordergraph/testkit';
+import { token } from '@ordergraph/testkit';
 import type { SubscriberPlan } from './fanout-tally.js';
+import { openAtRate, subscribe } from './subscriber-connections.js';
 
 /** Command -> subscriber process. `capacity`: the most events the run will publish (numbered from 0). */
 export type ToMemorySubscribers =
@@ -44,62 +45,42 @@ interface Subscriber {
 }
 
 const subscribers: Subscriber[] = [];
-let reportedFailure = false;
 
 const send = (message: FromMemorySubscribers) => new Promise<void>((done) => process.send!(message, () => done()));
 
 async function open(plan: SubscriberPlan, query: string, secret: string, capacity: number): Promise<void> {
   const signed = await token('ADMIN', plan.identity, { secret });
-  const client = plan.transport === 'ws' ? wsClient(plan.url, { token: signed }) : sseClient(plan.url, { token: signed });
   const subscriber: Subscriber = { seen: new Uint8Array(Math.ceil(capacity / 8)), distinct: 0, duplicated: 0, foreign: 0, errors: 0, ended: false, close: () => {} };
-  const end = (error?: unknown) => {
-    subscriber.ended = true;
-    if (error !== undefined && !reportedFailure) {
-      reportedFailure = true; // one line, not a thousand: the tally counts them all
-      console.error(`a ${plan.transport} subscription on ${plan.url} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`);
-    }
-  };
-  const unsubscribe = client.subscribe(
-    { query },
-    {
-      next(value) {
-        const result = value as SubscriptionResult;
-        if (result.errors?.length) subscriber.errors++;
-        const id = (result.data?.['newOrderCreated'] as { id?: string } | undefined)?.id;
-        if (!id) return;
-        const match = EVENT_ID.exec(Buffer.from(id, 'base64url').toString('utf8'));
-        const k = match ? Number(match[1]) : -1;
-        if (k < 0 || k >= capacity) {
-          subscriber.foreign++;
-          return;
-        }
-        const bit = 1 << (k & 7);
-        if (subscriber.seen[k >> 3]! & bit) {
-          subscriber.duplicated++;
-          return;
-        }
-        subscriber.seen[k >> 3]! |= bit;
-        subscriber.distinct++;
-      },
-      error: end,
-      complete: () => end(),
+  subscriber.close = subscribe(
+    plan,
+    query,
+    signed,
+    (result) => {
+      if (result.errors?.length) subscriber.errors++;
+      const id = (result.data?.['newOrderCreated'] as { id?: string } | undefined)?.id;
+      if (!id) return;
+      const match = EVENT_ID.exec(Buffer.from(id, 'base64url').toString('utf8'));
+      const k = match ? Number(match[1]) : -1;
+      if (k < 0 || k >= capacity) {
+        subscriber.foreign++;
+        return;
+      }
+      const bit = 1 << (k & 7);
+      if (subscriber.seen[k >> 3]! & bit) {
+        subscriber.duplicated++;
+        return;
+      }
+      subscriber.seen[k >> 3]! |= bit;
+      subscriber.distinct++;
     },
+    () => (subscriber.ended = true),
   );
-  subscriber.close = () => {
-    unsubscribe();
-    void client.dispose();
-  };
   subscribers.push(subscriber);
 }
 
-/** Opens subscribers at `perSecond` in batches of 10, so that a thousand handshakes do not arrive at one instant. */
-async function openAll(message: Extract<ToMemorySubscribers, { type: 'subscribe' }>): Promise<void> {
-  const BATCH = 10;
-  const started = Date.now();
-  for (let i = 0; i < message.subscribers.length; i += BATCH) {
-    await new Promise((done) => setTimeout(done, Math.max(0, started + (i * 1000) / message.perSecond - Date.now())));
-    await Promise.all(message.subscribers.slice(i, i + BATCH).map((plan) => open(plan, message.query, message.secret, message.capacity)));
-  }
+/** Opens the planned subscribers at the command's rate. */
+function openAll(message: Extract<ToMemorySubscribers, { type: 'subscribe' }>): Promise<void> {
+  return openAtRate(message.subscribers, message.perSecond, (plan) => open(plan, message.query, message.secret, message.capacity));
 }
 
 function tally(): MemoryTally {
