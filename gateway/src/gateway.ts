@@ -39,7 +39,7 @@ import { corsPolicy, securityHeaders, useResponseHeaders } from './response-head
 import { openSharedState } from './shared-state.js';
 import { useSubscriptionSharing } from './subscription-sharing.js';
 import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
-import { callerHeaders, upstreams, useQueryCancellation, useReadinessReport } from './upstream.js';
+import { callerHeaders, upstreams, useQueryCancellation, useReadinessReport, useSubgraphSignature } from './upstream.js';
 import { serveWebSockets } from './websocket.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
@@ -115,9 +115,6 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     logging: hiveLogger(logger, config.LOG_LEVEL),
     // Request IDs are ours: taken by the HTTP server below and the WebSocket server, sent on by useSubgraphRequestIds.
     requestId: false,
-    // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production the
-    // subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
-    ...(subgraphSigningSecret ? { hmacSignature: { secret: subgraphSigningSecret } } : {}),
     // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves. It is part of
     // the key under which identical in-flight subgraph queries are shared, so different identities never share an
     // answer. The request ID (useSubgraphRequestIds puts it on each fetch) is not, so a shared subgraph request carries
@@ -146,6 +143,9 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useResultCompletion(authorization.documentAsSent),
       useQueryPlanInspection(),
       ...edge,
+      // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production
+      // the subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
+      ...(subgraphSigningSecret ? [useSubgraphSignature(subgraphSigningSecret)] : []),
       ...subgraphCalls.plugins,
       useQueryCancellation(),
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),

@@ -10,5 +10,6 @@ export * from './policy.js';
 export * from './redis.js';
 export * from './run.js';
 export * from './scalars.js';
+export * from './signature.js';
 export * from './subscriptions.js';
 export * from './telemetry.js';

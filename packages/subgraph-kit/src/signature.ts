@@ -1,14 +1,11 @@
 // Subgraphs trust only the gateway: a request carries an HMAC-SHA256 signature of its operation, made with
-// SUBGRAPH_SIGNING_SECRET, which every subgraph checks before Apollo Server or graphql-ws reads the operation.
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { defaultParamsSerializer } from '@graphql-mesh/hmac-upstream-signature';
+// SUBGRAPH_SIGNING_SECRET (core's signOperation), which every subgraph checks before Apollo Server or graphql-ws reads
+// the operation.
+import { timingSafeEqual } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import { ErrorCode } from '@ordergraph/core';
+import { ErrorCode, SIGNATURE_EXTENSION, signOperation } from '@ordergraph/core';
 
-// The gateway signs with Hive's own upstream signature (its `hmacSignature` option), subgraph-to-subgraph calls sign
-// the same way (peer.ts), and subgraph.ts checks it.
-/** Where the signature travels: the extension Hive's useHmacUpstreamSignature writes. */
-export const SIGNATURE_EXTENSION = 'hmac-signature';
+export { SIGNATURE_EXTENSION, signOperation };
 
 /** An operation as a subgraph receives it (an HTTP body or a graphql-ws subscribe payload); nothing in it is trusted. */
 export interface ReceivedOperation {
@@ -18,16 +15,6 @@ export interface ReceivedOperation {
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * The signature of an operation. The signed text is Hive's own serialization (the one its signing plugin and its
- * validation plugin for Yoga use), so what the gateway signs and what this checks cannot drift apart.
- */
-export function signOperation(secret: string, operation: { query: string; variables?: Record<string, unknown> | undefined }): string {
-  // A stable stringify of an object is always a string; its type allows undefined for values JSON has no text for.
-  const signed = defaultParamsSerializer({ query: operation.query, variables: operation.variables }) ?? '';
-  return createHmac('sha256', secret).update(signed).digest('base64');
-}
 
 /** Whether `operation` carries a signature made with `secret` over its own query and variables. */
 export function isSignedWith(secret: string, operation: ReceivedOperation): boolean {

@@ -23,9 +23,16 @@ async function signedByTheGateway(query: string, variables?: Record<string, unkn
 }
 
 describe('subgraph operation signatures', () => {
-  it("accepts what Hive Gateway's signing plugin sends, with and without variables", async () => {
-    for (const variables of [{ r: [{ __typename: 'Product', id: 'UHJvZHVjdDox' }] }, undefined]) {
-      const sent = await signedByTheGateway(QUERY, variables);
+  it("accepts what Hive Gateway's signing plugin sends: with and without variables, keys in any order, any characters", async () => {
+    const variables = [
+      { r: [{ __typename: 'Product', id: 'UHJvZHVjdDox' }] },
+      undefined,
+      {},
+      // Keys out of order at every depth, and values JSON escapes: the signed text sorts and escapes as Hive's does.
+      { z: { b: [1, 2.5, -0, null, true], a: 'é "quoted" \\ \n \u2028 😀' }, a: [{ y: null, x: {} }, []], 'ü': 1e21, B: 'b' },
+    ];
+    for (const given of variables) {
+      const sent = await signedByTheGateway(QUERY, given);
       expect(sent.extensions?.[SIGNATURE_EXTENSION]).toBe(signOperation(SECRET, sent));
       expect(isSignedWith(SECRET, sent)).toBe(true);
     }
