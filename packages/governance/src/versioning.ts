@@ -1,7 +1,7 @@
 // The spec's Versioning table as code: each difference @graphql-inspector/core finds between the deployed schema and a
 // proposed one, classified under the table's rows (else graphql-inspector's own verdict). Breaking changes block.
 import { ChangeType, CriticalityLevel, DiffRule, diff, type Change } from '@graphql-inspector/core';
-import { isInterfaceType, isObjectType, type GraphQLField, type GraphQLSchema } from 'graphql';
+import { isEnumType, isInputObjectType, isInterfaceType, isObjectType, type GraphQLField, type GraphQLSchema } from 'graphql';
 
 export type Impact = 'breaking' | 'non-breaking';
 
@@ -123,11 +123,40 @@ function classify(change: Change, renamedTo: Change<typeof ChangeType.FieldAdded
   }
 }
 
+const changeKey = (change: Change) => `${change.type} ${change.path ?? ''} ${change.message}`;
+
+/** Whether a schema coordinate (`Type`, `Type.field`, `Enum.VALUE`, `Type.field.argument`) names something in `schema`. */
+function hasCoordinate(schema: GraphQLSchema, coordinate: string): boolean {
+  const [typeName = '', fieldName, argumentName] = coordinate.split('.');
+  const type = schema.getType(typeName);
+  if (!type || fieldName === undefined) return Boolean(type);
+  if (isEnumType(type)) return Boolean(type.getValue(fieldName));
+  if (!isObjectType(type) && !isInterfaceType(type) && !isInputObjectType(type)) return false;
+  const field = type.getFields()[fieldName];
+  if (!field || argumentName === undefined) return Boolean(field);
+  return 'args' in field && field.args.some((argument) => argument.name === argumentName);
+}
+
+/*
+ * graphql-inspector's simplifyChanges rule folds every change under a coordinate that got a "simple" change into that
+ * one, so that a new type or field is one change and not one per field or argument. It does not ask what the simple
+ * change was: a description added to a field hides the field's type change, one added to a type hides a field's
+ * removal. So a change the table calls breaking is kept when the rule folded it away, unless what it sits under is new.
+ */
+async function diffSimplified(baseline: GraphQLSchema, proposed: GraphQLSchema): Promise<Change[]> {
+  const all = await diff(baseline, proposed, [DiffRule.suppressRemovalOfDeprecatedField]);
+  const simplified = new Set((await diff(baseline, proposed, [DiffRule.simplifyChanges, DiffRule.suppressRemovalOfDeprecatedField])).map(changeKey));
+  return all.filter((change) => {
+    if (simplified.has(changeKey(change))) return true;
+    const path = change.path ?? '';
+    const parent = path.includes('.') ? path.slice(0, path.lastIndexOf('.')) : undefined;
+    return classify(change, undefined).impact === 'breaking' && (parent === undefined || hasCoordinate(baseline, parent));
+  });
+}
+
 /** Every change from `baseline` to `proposed`, classified by the spec's Versioning table. */
 export async function classifyChanges(baseline: GraphQLSchema, proposed: GraphQLSchema): Promise<ClassifiedChange[]> {
-  const changes = (await diff(baseline, proposed, [DiffRule.simplifyChanges, DiffRule.suppressRemovalOfDeprecatedField])).filter(
-    (change) => !isFederationInternal(change),
-  );
+  const changes = (await diffSimplified(baseline, proposed)).filter((change) => !isFederationInternal(change));
   const renames = findRenames(changes, baseline, proposed);
   const renamedAdditions = new Set(renames.values());
   return changes

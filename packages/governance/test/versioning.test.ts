@@ -71,6 +71,16 @@ describe('the Versioning table, row by row', () => {
 });
 
 describe('deprecated for a release before removal', () => {
+  it('a breaking change stays breaking when the same edit adds a description to the field or its type', async () => {
+    // graphql-inspector's simplifyChanges rule alone folds both into the description added.
+    expect(await classify(BASELINE, edit('  note: String\n', '  "Why."\n  note: Int\n'))).toEqual([
+      { kind: 'Field description added', impact: 'non-breaking', path: 'Order.note' },
+      { kind: 'Change field type', impact: 'breaking', path: 'Order.note' },
+    ]);
+    const removal = await classify(BASELINE, edit('type Order @key', '"An order."\ntype Order @key', edit('  note: String\n', '')));
+    expect(removal.filter((change) => change.impact === 'breaking')).toEqual([{ kind: 'Remove field', impact: 'breaking', path: 'Order.note' }]);
+  });
+
   it('removing a field deprecated in the baseline passes', async () => {
     expect(await classify(BASELINE, edit('  legacyNote: String @deprecated(reason: "use note")\n', ''))).toEqual([
       { kind: 'Remove deprecated field', impact: 'non-breaking', path: 'Order.legacyNote' },
