@@ -38,7 +38,11 @@ export type InvalidOrderTransition = {
 
 export type LineItem = {
   __typename?: 'LineItem';
-  product: Product;
+  /**
+   * The product ordered. Null only when the catalog could not be reached (slow past its timeout, or down); an error
+   * in `errors` at this field's path says why, and the rest of the order is intact.
+   */
+  product?: Maybe<Product>;
   /** 1 to 1000. */
   quantity: Scalars['Int']['output'];
   /** unitPrice times quantity. */
@@ -385,7 +389,7 @@ export type InvalidOrderTransitionResolvers<ContextType = Context, ParentType ex
 }>;
 
 export type LineItemResolvers<ContextType = Context, ParentType extends ResolversParentTypes['LineItem'] = ResolversParentTypes['LineItem']> = ResolversObject<{
-  product?: Resolver<ResolversTypes['Product'], ParentType, ContextType>;
+  product?: Resolver<Maybe<ResolversTypes['Product']>, ParentType, ContextType>;
   quantity?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   subtotal?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   unitPrice?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
