@@ -46,7 +46,7 @@ export type PlaceOrderMutationVariables = Exact<{
 }>;
 
 
-export type PlaceOrderMutation = { createOrder: { id: string, status: OrderStatus, total: number, items: Array<{ quantity: number, unitPrice: number, product: { name: string } }> } };
+export type PlaceOrderMutation = { createOrder: { id: string, status: OrderStatus, total: number, items: Array<{ quantity: number, unitPrice: number, product: { name: string } | null }> } };
 
 export type ProductsQueryVariables = Exact<{
   limit: number;
