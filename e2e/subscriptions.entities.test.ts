@@ -1,18 +1,19 @@
 // The fields a subscription event needs from users and catalog: fetched once per event for all the streams of one
-// caller (batched across streams of different selections), never merged across callers, and a users subgraph that is
-// slow or down costs the event only those fields. The gateway reaches users through a proxy here, which counts its
-// `_entities` calls, notes whose credential each carries, and can hold or refuse them.
+// caller (batched across streams of different selections), never merged across callers, and a users or catalog subgraph
+// that is slow or down costs the event only those fields. The gateway reaches users and catalog through a proxy each
+// here, which counts its `_entities` calls, notes whose credential each carries, and can hold or refuse them.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { freePort, graphql, readCounter, sseClient, startRedis, subscribe, token, waitFor, wsClient, type Stream, type SubscriptionResult, type TestRedis } from '@ordergraph/testkit';
 import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
-const USERS_TIMEOUT_MS = 500;
+/** Users' and catalog's timeout at the gateway. */
+const TIMEOUT_MS = 500;
 /** Wide enough that every stream's fetch for one event falls in one window on a busy machine. */
 const BATCH_WINDOW_MS = 150;
 
-/** What the proxy in front of users does with an `_entities` call: pass it on, hold it past the timeout, or refuse it. */
+/** What a proxy in front of a subgraph does with an `_entities` call: pass it on, hold it past the timeout, or refuse it. */
 type Mode = 'pass' | 'hold' | 'down';
 
 interface EntityCall {
@@ -22,17 +23,24 @@ interface EntityCall {
   representations: unknown[];
 }
 
+interface Proxy {
+  server: http.Server;
+  url: string;
+  mode: Mode;
+  entityCalls: EntityCall[];
+}
+
 let redis: TestRedis;
 let supergraph: Supergraph;
-let proxy: http.Server;
-let mode: Mode = 'pass';
-const entityCalls: EntityCall[] = [];
+let users: Proxy;
+let catalog: Proxy;
 let admin: string;
 let alice: string;
 
-/** A proxy in front of the users subgraph (its URL known once the supergraph has started). */
-async function startUsersProxy(target: () => string): Promise<{ server: http.Server; url: string }> {
+/** A proxy in front of a subgraph (its URL known once the supergraph has started). */
+async function startProxy(target: () => string): Promise<Proxy> {
   const port = await freePort();
+  const entityCalls: EntityCall[] = [];
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -40,8 +48,8 @@ async function startUsersProxy(target: () => string): Promise<{ server: http.Ser
     if (body.includes('_entities')) {
       const { query, variables } = JSON.parse(body) as { query: string; variables: Record<string, unknown[]> };
       entityCalls.push({ authorization: req.headers.authorization, fetches: query.match(/_entities\(/g)?.length ?? 0, representations: Object.values(variables).flat() });
-      if (mode === 'down') return void res.writeHead(503, { 'content-type': 'text/plain' }).end('no users here');
-      if (mode === 'hold') await new Promise((resolve) => setTimeout(resolve, USERS_TIMEOUT_MS * 3));
+      if (proxy.mode === 'down') return void res.writeHead(503, { 'content-type': 'text/plain' }).end('no subgraph here');
+      if (proxy.mode === 'hold') await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 3));
     }
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))) as Record<string, string>;
     const answer = await fetch(target(), { method: req.method!, headers, ...(req.method === 'POST' ? { body } : {}) }).catch(() => undefined);
@@ -49,19 +57,20 @@ async function startUsersProxy(target: () => string): Promise<{ server: http.Ser
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${port}/graphql` };
+  const proxy: Proxy = { server, url: `http://127.0.0.1:${port}/graphql`, mode: 'pass', entityCalls };
+  return proxy;
 }
 
 beforeAll(async () => {
   redis = await startRedis();
-  const users = await startUsersProxy(() => supergraph.subgraphUrl('users'));
-  proxy = users.server;
+  [users, catalog] = await Promise.all([startProxy(() => supergraph.subgraphUrl('users')), startProxy(() => supergraph.subgraphUrl('catalog'))]);
   supergraph = await startSupergraph({
     // Signed, as in production: users serves a merged call only if the gateway signed it as sent.
     env: { REDIS_URL: redis.url, SUBGRAPH_SIGNING_SECRET: TEST_SIGNING_SECRET },
     gatewayEnv: {
       SUBGRAPH_USERS_URL: users.url,
-      SUBGRAPH_TIMEOUTS: `users=${USERS_TIMEOUT_MS}`,
+      SUBGRAPH_CATALOG_URL: catalog.url,
+      SUBGRAPH_TIMEOUTS: `users=${TIMEOUT_MS},catalog=${TIMEOUT_MS}`,
       ENTITY_BATCH_WINDOW_MS: String(BATCH_WINDOW_MS),
       CIRCUIT_BREAKER_FAILURES: '2',
       CIRCUIT_BREAKER_RESET_MS: '1000',
@@ -71,7 +80,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await supergraph?.stop();
-  await new Promise((resolve) => proxy?.close(resolve));
+  await Promise.all([users, catalog].map((proxy) => new Promise((resolve) => proxy?.server.close(resolve))));
   await redis?.close();
 });
 
@@ -88,9 +97,9 @@ async function established(subscribers: number, streams = subscribers) {
 }
 const idle = () => established(0);
 
-async function createOrder(as: string) {
+async function createOrder(as: string, products = ['product-0001']) {
   const { body } = await graphql(supergraph.url, `mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id } }`, {
-    variables: { items: [{ productId: toGlobalId('Product', 'product-0001'), quantity: 2 }] },
+    variables: { items: products.map((id) => ({ productId: toGlobalId('Product', id), quantity: 2 })) },
     token: as,
   });
   expect(body.errors).toBeUndefined();
@@ -111,7 +120,7 @@ describe('entity fetches of one event', () => {
     ];
     try {
       await established(streams.length);
-      entityCalls.length = 0;
+      users.entityCalls.length = 0;
       const orderId = await createOrder(alice);
       const events = await Promise.all(streams.map(async (stream) => (await stream.received(1))[0]!));
 
@@ -126,12 +135,12 @@ describe('entity fetches of one event', () => {
 
       // Seven streams, two callers: two requests, one per credential, each carrying every distinct fetch of its
       // caller's streams (the admin's four selections ask four field sets; alice's three ask three).
-      expect(entityCalls).toHaveLength(2);
-      const byCaller = new Map(entityCalls.map((call) => [call.authorization, call]));
+      expect(users.entityCalls).toHaveLength(2);
+      const byCaller = new Map(users.entityCalls.map((call) => [call.authorization, call]));
       expect([...byCaller.keys()].sort()).toEqual([`Bearer ${admin}`, `Bearer ${alice}`].sort());
       expect(byCaller.get(`Bearer ${admin}`)!.fetches).toBe(4);
       expect(byCaller.get(`Bearer ${alice}`)!.fetches).toBe(3);
-      for (const call of entityCalls) {
+      for (const call of users.entityCalls) {
         for (const representation of call.representations) expect(representation).toEqual({ __typename: 'User', id: toGlobalId('User', 'user-0001') });
       }
     } finally {
@@ -167,10 +176,10 @@ describe('a users subgraph that fails an event', () => {
     const stream = subscribe(client, CROSS);
     // Another selection of users' fields (an alias is a fetch of its own): its fetch leaves merged with the first.
     const other = subscribe(client, `subscription { newOrderCreated { id nick: user { alias: name } } }`);
-    mode = 'hold';
+    users.mode = 'hold';
     try {
       await established(2);
-      entityCalls.length = 0;
+      users.entityCalls.length = 0;
       const orderId = await createOrder(alice);
       const [event] = await stream.received(1);
       expect(event).toEqual(partial(orderId));
@@ -180,9 +189,9 @@ describe('a users subgraph that fails an event', () => {
         data: { newOrderCreated: { id: orderId, nick: { alias: null } } },
         errors: [expect.objectContaining({ path: ['newOrderCreated', 'nick'], extensions: { code: 'SUBGRAPH_TIMEOUT' } })],
       });
-      expect(entityCalls.map((call) => call.fetches)).toEqual([2]);
+      expect(users.entityCalls.map((call) => call.fetches)).toEqual([2]);
     } finally {
-      mode = 'pass';
+      users.mode = 'pass';
       await Promise.all([stream.close(), other.close()]);
       await client.dispose();
     }
@@ -198,7 +207,7 @@ describe('a users subgraph that fails an event', () => {
       orders.push(await createOrder(alice));
       return (await stream.received(orders.length)).at(-1)!;
     };
-    mode = 'down';
+    users.mode = 'down';
     try {
       await established(1);
       // Each failed event counts against the circuit, which opens after CIRCUIT_BREAKER_FAILURES of them.
@@ -208,21 +217,105 @@ describe('a users subgraph that fails an event', () => {
         expect(failed.errors).toHaveLength(1);
       }
       expect(await circuit()).toBe('open');
-      entityCalls.length = 0;
+      users.entityCalls.length = 0;
       const failedFast = await event();
-      expect(entityCalls).toHaveLength(0);
+      expect(users.entityCalls).toHaveLength(0);
       expect(failedFast).toEqual(partial(orders.at(-1)!));
       // Without internals: neither the subgraph's name nor its circuit's state.
       expect(failedFast.errors).toEqual([expect.objectContaining({ extensions: { code: 'SUBGRAPH_UNAVAILABLE' } })]);
 
       // Once users answers again (the circuit's probe), the stream's next events are whole, without the old errors.
-      mode = 'pass';
+      users.mode = 'pass';
       await waitFor(async () => (await circuit()) === 'half-open', 'the circuit to let a probe through');
       const whole = await event();
       expect(whole.errors).toBeUndefined();
       expect(whole.data?.['newOrderCreated'].user).toEqual({ name: expect.any(String) });
     } finally {
-      mode = 'pass';
+      users.mode = 'pass';
+      await stream.close();
+      await client.dispose();
+    }
+    await idle();
+  });
+});
+
+/** Two lines: both products come from one catalog call, and both are null when it fails. */
+const TWO_PRODUCTS = ['product-0001', 'product-0002'];
+const readyz = async () => ((await (await fetch(supergraph.url.replace('/graphql', '/readyz'))).json()) as { subgraphs: Record<string, string> }).subgraphs;
+
+/**
+ * The two-line event of `orderId` with the catalog's fields missing: each line's product null, everything else there,
+ * and one error for the failed call. Its path is the executor's for the fetch of every line's product: the field's
+ * path without list indices.
+ */
+const withoutProducts = (orderId: string, code: unknown) => ({
+  data: {
+    newOrderCreated: {
+      id: orderId,
+      status: 'PENDING',
+      total: expect.any(Number),
+      createdAt: expect.any(String),
+      user: { name: expect.any(String) },
+      items: [
+        { quantity: 2, product: null },
+        { quantity: 2, product: null },
+      ],
+    },
+  },
+  errors: [expect.objectContaining({ path: ['newOrderCreated', 'items', 'product'], extensions: { code } })],
+});
+
+// LineItem.product is nullable for this: with Product! the null would climb through items and newOrderCreated to data.
+describe('a catalog subgraph that fails an event', () => {
+  it('slow: the event arrives with its own fields and its users fields, every items[i].product null with SUBGRAPH_TIMEOUT at the products’ path, never data: null', async () => {
+    const client = wsClient(supergraph.url, { token: admin });
+    const stream = subscribe(client, CROSS);
+    catalog.mode = 'hold';
+    try {
+      await established(1);
+      catalog.entityCalls.length = 0;
+      const orderId = await createOrder(alice, TWO_PRODUCTS);
+      const [event] = await stream.received(1);
+      expect(event).toEqual(withoutProducts(orderId, 'SUBGRAPH_TIMEOUT'));
+      expect(catalog.entityCalls).toHaveLength(1);
+    } finally {
+      catalog.mode = 'pass';
+      await stream.close();
+      await client.dispose();
+    }
+    await idle();
+  });
+
+  it('down: every event keeps its own fields and its users fields, products null with SUBGRAPH_UNAVAILABLE or SUBGRAPH_TIMEOUT at their path; back up, the next event carries product names and no errors', async () => {
+    const client = sseClient(supergraph.url, { token: admin });
+    const stream = subscribe(client, CROSS);
+    const orders: string[] = [];
+    const event = async () => {
+      orders.push(await createOrder(alice, TWO_PRODUCTS));
+      return (await stream.received(orders.length)).at(-1)!;
+    };
+    catalog.mode = 'down';
+    try {
+      await established(1);
+      catalog.entityCalls.length = 0;
+      // The call's retry may use up its timeout before the last refusal: either code says the catalog did not answer.
+      // (Its circuit stays closed here: placing an order through the gateway asks catalog for the mutation's __typename,
+      // an answered call that resets the count of failures.)
+      for (let i = 0; i < 2; i++) {
+        expect(await event()).toEqual(withoutProducts(orders.at(-1)!, expect.stringMatching(/^SUBGRAPH_(UNAVAILABLE|TIMEOUT)$/)));
+      }
+      expect(catalog.entityCalls.length).toBeGreaterThanOrEqual(2);
+
+      catalog.mode = 'pass';
+      await waitFor(async () => (await readyz())['catalog'] !== 'open', 'the catalog circuit to let a call through');
+      const whole = await event();
+      expect(whole.errors).toBeUndefined();
+      expect(whole.data?.['newOrderCreated'].items).toEqual([
+        { quantity: 2, product: { name: expect.any(String) } },
+        { quantity: 2, product: { name: expect.any(String) } },
+      ]);
+    } finally {
+      catalog.mode = 'pass';
       await stream.close();
       await client.dispose();
     }
