@@ -1,7 +1,7 @@
 // The signature every subgraph call carries: HMAC-SHA256, with SUBGRAPH_SIGNING_SECRET, of the call's query and
 // variables. The gateway writes it (gateway/src/upstream.ts), subgraphs calling each other write it too
 // (subgraph-kit's peer.ts), and every subgraph checks it (subgraph-kit's signature.ts).
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { configure } from 'safe-stable-stringify';
 
 /** Where the signature travels: the extension Hive Gateway's own signing plugin (useHmacUpstreamSignature) writes. */
@@ -13,6 +13,9 @@ export const SIGNATURE_EXTENSION = 'hmac-signature';
  */
 const stableJson = configure({ deterministic: true, circularValue: TypeError });
 
+/** The key of each secret, made once: a string secret is turned into a key on every call otherwise. */
+const keys = new Map<string, KeyObject>();
+
 /**
  * The signature of an operation, the one Hive Gateway's `hmacSignature` writes (its defaultParamsSerializer's text:
  * `{"query":…,"variables":…}`, variables left out when empty), so either side may be Hive's own plugin. Made with
@@ -21,5 +24,7 @@ const stableJson = configure({ deterministic: true, circularValue: TypeError });
 export function signOperation(secret: string, operation: { query: string; variables?: Record<string, unknown> | undefined }): string {
   const variables = operation.variables && Object.keys(operation.variables).length > 0 ? operation.variables : undefined;
   const signed = stableJson({ query: operation.query, variables }) ?? '';
-  return createHmac('sha256', secret).update(signed).digest('base64');
+  let key = keys.get(secret);
+  if (!key) keys.set(secret, (key = createSecretKey(Buffer.from(secret, 'utf8'))));
+  return createHmac('sha256', key).update(signed).digest('base64');
 }
