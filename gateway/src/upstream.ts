@@ -86,8 +86,13 @@ function timedOut(subgraph: string, timeoutMs: number): GraphQLError {
   });
 }
 
-/** The reason a call's signal is aborted with once the call has ended (nothing is cancelled by then). */
-const CALL_ENDED = Object.freeze(new Error('subgraph call ended'));
+/**
+ * The signal of each subgraph call under a timeout, by its execution request (retries run on the same one): it aborts
+ * when the timeout passes, and useQueryCancellation then cancels the call's query. Not given to the executor as the
+ * request's `signal`: the HTTP executor would join it to its transport's own with @graphql-hive/signal's abortSignalAny,
+ * which tracks both by weak references and registers each with a FinalizationRegistry, for every call.
+ */
+const expiries = new WeakMap<object, AbortSignal>();
 
 /**
  * A timeout per subgraph call, retries included. Hand-written instead of the runtime's useUpstreamTimeout, which gives
@@ -95,7 +100,8 @@ const CALL_ENDED = Object.freeze(new Error('subgraph call ended'));
  * HTTP executor hangs a listener on its transport-wide dispose signal for every call, removed only once the call's
  * signal aborts. At a few hundred calls a second that list held thousands of listeners, each call's addEventListener
  * walked it (about 70 µs per request in a CPU profile) and their closures weighed on the heap. Here the timer is
- * cleared and the signal aborted as soon as the call ends.
+ * cleared as soon as the call ends. A query past its timeout is cancelled at its subgraph (useQueryCancellation); a
+ * mutation is not, as when its client leaves: the write completes, and the client has its GATEWAY_TIMEOUT.
  */
 function useSubgraphTimeout(timeoutOf: (subgraph: string, document: DocumentNode) => number | undefined): GatewayPlugin {
   return {
@@ -103,27 +109,21 @@ function useSubgraphTimeout(timeoutOf: (subgraph: string, document: DocumentNode
       const timeoutMs = timeoutOf(subgraphName, executionRequest.document);
       if (!timeoutMs) return;
       setExecutor(async (request) => {
-        const call = new AbortController();
+        const expiry = new AbortController();
         let timer: NodeJS.Timeout | undefined;
         const deadline = new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             const error = timedOut(subgraphName, timeoutMs);
             reject(error);
-            call.abort(error);
+            expiry.abort(error);
           }, timeoutMs);
         });
-        // The caller's signal aborts the call through a listener of its own, removed when the call ends: not
-        // AbortSignal.any, whose dependent signal is tracked by weak references the collector must process.
-        const caller = request.signal;
-        const callerLeft = () => call.abort(caller!.reason);
-        if (caller?.aborted) callerLeft();
-        else caller?.addEventListener('abort', callerLeft, { once: true });
+        expiries.set(request, expiry.signal);
         try {
-          return await Promise.race([executor({ ...request, signal: call.signal }), deadline]);
+          return await Promise.race([executor(request), deadline]);
         } finally {
           clearTimeout(timer);
-          caller?.removeEventListener('abort', callerLeft);
-          call.abort(CALL_ENDED);
+          expiries.delete(request);
         }
       });
     },
@@ -231,6 +231,7 @@ export function useQueryCancellation(): GatewayPlugin {
       // operation has none).
       const { req, request } = (context ?? {}) as { req?: IncomingMessage; request?: Request };
       const client = requestSignalOf(req) ?? request?.signal;
+      const expiry = expiries.get(executionRequest);
       setFetchFn((async (url: string, init: RequestInit = {}, ...rest: unknown[]) => {
         const key = sharingKey(url, init);
         if (key === undefined) return (fetchFn as (...args: unknown[]) => Promise<Response>)(url, init, ...rest);
@@ -239,7 +240,7 @@ export function useQueryCancellation(): GatewayPlugin {
         call.callers++;
         let answered = false;
         try {
-          const signals = [init.signal, client].filter((signal): signal is AbortSignal => !!signal);
+          const signals = [init.signal, client, expiry].filter((signal): signal is AbortSignal => !!signal);
           const response = await unlessAborted(call.response, signals);
           if (call.callers === 1 && !call.buffered) {
             close(key, call);
