@@ -66,3 +66,20 @@ describe('@opentelemetry/* follow Hive Gateway\'s OpenTelemetry plugin', () => {
     expect(generated).toContain('ExportTraceServiceRequest.decode = function decode');
   });
 });
+
+describe('@whatwg-node/promise-helpers is one copy', () => {
+  const NAME = '@whatwg-node/promise-helpers';
+  const lock = () => JSON.parse(readFileSync(resolve(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, Manifest> };
+
+  it('installed once, at the version the override names', () => {
+    const copies = Object.keys(lock().packages).filter((path) => path.endsWith(`node_modules/${NAME}`));
+    expect(copies).toEqual([`node_modules/${NAME}`]);
+    expect(installed(NAME).version).toBe((read('package.json') as Manifest & { overrides?: Record<string, string> }).overrides?.[NAME]);
+  });
+
+  it('while the packages we run on ask for both ^1 and ^2 of it (1.3.2 serves both: 2.0.0 only dropped mapMaybePromise)', () => {
+    const asked = Object.values(lock().packages).flatMap((pkg) => [pkg.dependencies?.[NAME]].filter((range) => range !== undefined));
+    const majors = new Set(asked.map((range) => semver.minVersion(range)?.major));
+    expect([...majors].sort(), 'one major asked for: drop the override and let npm install that one').toEqual([1, 2]);
+  });
+});
