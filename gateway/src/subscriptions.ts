@@ -16,6 +16,7 @@ import { GraphQLError, type ExecutionResult } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { MULTIPART_SUBSCRIPTION_TYPE, acceptsMultipartSubscription } from './multipart.js';
+import { TRANSPORT_FAILURES } from './upstream.js';
 
 /**
  * The HTTP transport's option for subscriptions: they go over graphql-ws to the subgraph's own /graphql (its HTTP
@@ -48,13 +49,25 @@ export interface SubscriptionTracking {
   cutEventStreams(): void;
 }
 
+type EventError = { extensions?: Record<string, unknown>; path?: readonly unknown[] } | undefined;
+
+/**
+ * An event's entity fetch that got no answer (users or catalog refused, reset or not JSON): its error sits at the
+ * entity's field, below the subscription's own, and the error policy codes it there as in a query (errors.ts:
+ * SUBGRAPH_UNAVAILABLE). Not the stream's upstream failing, which is what upstreamFailure rewrites.
+ */
+const entityFetchFailure = (error: EventError) => TRANSPORT_FAILURES.has(error?.extensions?.['code']) && (error?.path?.length ?? 0) > 1;
+
+/** An error an event keeps as it is: one of ours, or a failed entity fetch at its field. */
+const kept = (error: EventError) => isPublicCode(error?.extensions?.['code']) || entityFetchFailure(error);
+
 /**
  * What a client sees when the upstream of its subscription fails (the subgraph instance went away, say): Hive reports
  * the transport's own error ("connect ECONNREFUSED <address>"), which has no code and names internal addresses.
  */
 function upstreamFailure(logger: Logger) {
   return (error: unknown) => {
-    if (isPublicCode((error as { extensions?: Record<string, unknown> } | undefined)?.extensions?.['code'])) return error;
+    if (kept(error as EventError)) return error;
     logger.warn({ err: error }, 'subscription upstream failed');
     return new GraphQLError('The service behind this subscription is unavailable; subscribe again', {
       extensions: { code: ErrorCode.SUBGRAPH_UNAVAILABLE },
@@ -175,7 +188,7 @@ export function subscriptionTracking(registry: Registry, logger: Logger, limits:
             return {
               onNext({ result: event, setResult: setEvent }) {
                 const errors = (event as ExecutionResult).errors;
-                if (errors?.some((error) => !isPublicCode(error.extensions?.['code']))) setEvent({ ...(event as ExecutionResult), errors: errors.map(mapError) });
+                if (errors?.some((error) => !kept(error))) setEvent({ ...(event as ExecutionResult), errors: errors.map(mapError) });
               },
             };
           },
