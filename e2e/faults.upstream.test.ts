@@ -1,11 +1,12 @@
 // Fault injection, part 2: a subgraph that stops answering (SIGSTOP), a slow one, one killed with SIGKILL and
-// restarted, and Redis restarted, all under the real processes. Clients get the other subgraphs' data with an error on
+// restarted, and Redis restarted, all under the real processes; and one that refuses every call (HTTP 503). Clients get the other subgraphs' data with an error on
 // the fields the failing one owns, within its timeout; repeated failures open the subgraph's circuit (fail fast,
 // shown in /readyz) until a probe finds it back.
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
-import { graphql, startRedis, token, type TestRedis } from '@ordergraph/testkit';
-import { startProcessSupergraph, type ProcessSupergraph } from '@ordergraph/testkit/e2e';
+import { freePort, graphql, startRedis, token, type TestRedis } from '@ordergraph/testkit';
+import { startProcessSupergraph, startSupergraph, type ProcessSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: ProcessSupergraph;
 let redis: TestRedis;
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 const PARTIAL = `query ($user: ID!, $product: ID!) { user(id: $user) { name } product(id: $product) { name } }`;
 const variables = { user: toGlobalId('User', 'user-0001'), product: toGlobalId('Product', 'product-0001') };
-const ask = () => graphql(supergraph.url, PARTIAL, { variables, token: buyer });
+const ask = (url = supergraph.url) => graphql(url, PARTIAL, { variables, token: buyer });
 
 async function readyz(): Promise<{ status: number; body: { subgraphs?: Record<string, string> } }> {
   const response = await fetch(supergraph.url.replace('/graphql', '/readyz'));
@@ -143,4 +144,63 @@ describe('Redis restart', () => {
     }
     expect((await ask()).body.errors).toBeUndefined();
   }, 120_000);
+});
+
+describe('a subgraph that refuses every call (503)', () => {
+  const RETRIES = 2;
+  const RETRY_DELAY_MS = 150;
+  /** Far longer than the retries take: a refusal must never be reported as a timeout. */
+  const TIMEOUT_MS = 10_000;
+  let refusing: http.Server;
+  /** When each call reached the refusing catalog. */
+  let refusals: number[] = [];
+  let gateway: Supergraph;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    refusing = http.createServer((req, res) => {
+      refusals.push(Date.now());
+      req.resume().on('end', () => res.writeHead(503, { 'content-type': 'text/plain' }).end('service unavailable'));
+    });
+    await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
+    gateway = await startSupergraph({
+      gatewayEnv: {
+        SUBGRAPH_CATALOG_URL: `http://127.0.0.1:${port}/graphql`,
+        SUBGRAPH_TIMEOUT_MS: String(TIMEOUT_MS),
+        UPSTREAM_RETRIES: String(RETRIES),
+        UPSTREAM_RETRY_DELAY_MS: String(RETRY_DELAY_MS),
+        CIRCUIT_BREAKER_FAILURES: '100',
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await gateway?.stop();
+    await new Promise((resolve) => refusing?.close(resolve));
+  });
+
+  it('fails its fields with SUBGRAPH_UNAVAILABLE as soon as the last of UPSTREAM_RETRIES retries is refused; the other fields are answered', async () => {
+    refusals = [];
+    const started = Date.now();
+    const { status, body } = await ask(gateway.url);
+    const answered = Date.now();
+    expect(status).toBe(200);
+    expect(body.data).toEqual({ user: { name: expect.any(String) }, product: null });
+    expect(body.errors).toEqual([expect.objectContaining({ path: ['product'], extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE' }) })]);
+    expect(refusals).toHaveLength(1 + RETRIES);
+    // No wait after the last refusal: the answer comes before the backoff a further retry would have waited (the
+    // delay doubles at each retry), and long before the timeout.
+    expect(answered - refusals.at(-1)!).toBeLessThan(RETRY_DELAY_MS * 2 ** (RETRIES + 1));
+    expect(answered - started).toBeLessThan(TIMEOUT_MS);
+  });
+
+  it('never retries a mutation: one refusal, SUBGRAPH_UNAVAILABLE', async () => {
+    const admin = await token('ADMIN', 'user-0000');
+    refusals = [];
+    const { body } = await graphql(gateway.url, `mutation ($id: ID!) { updateProduct(id: $id, input: { name: "Refused" }) { id } }`, {
+      variables: { id: variables.product },
+      token: admin,
+    });
+    expect(body.errors).toEqual([expect.objectContaining({ path: ['updateProduct'], extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE' }) })]);
+    expect(refusals).toHaveLength(1);
+  });
 });

@@ -1,8 +1,9 @@
 // How the gateway treats its subgraphs when they are slow, down or no longer needed: a timeout per call, retries for
 // queries only, a circuit breaker per subgraph, cancellation of abandoned queries, and each subgraph's state for /readyz.
 import type { IncomingMessage } from 'node:http';
-import { useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { getRetryInfo, isRetryExecutionRequest, useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { defaultPrintFn } from '@graphql-tools/executor-common';
+import { isAsyncIterable } from '@graphql-tools/utils';
 import { ErrorCode, SIGNATURE_EXTENSION, signOperation, type Logger } from '@ordergraph/core';
 import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { requestSignalOf } from './request-signals.js';
@@ -263,6 +264,25 @@ export function useQueryCancellation(): GatewayPlugin {
   };
 }
 
+type RetryOptions = Exclude<Parameters<typeof useUpstreamRetry>[0], (...args: never[]) => unknown>;
+type RetryPayload = Parameters<NonNullable<RetryOptions['shouldRetry']>>[0];
+
+/** An error a subgraph answered with, not one made of a failed call (the runtime's test, from @envelop/core). */
+const answeredError = (error: unknown): boolean => error instanceof GraphQLError && (error.originalError == null || answeredError(error.originalError));
+
+/**
+ * The runtime's useUpstreamRetry asks shouldRetry after every attempt, the last one included, and when told yes it
+ * waits the next backoff before it sees that no attempt is left and returns the failure: a refusal (503) was answered
+ * only after a wait longer than all the retries before it (with 1 retry of 100 ms, 200 ms then 400 ms for nothing),
+ * past a short timeout, as SUBGRAPH_TIMEOUT. Here the last attempt's failure is final at once; what is retried is the
+ * runtime's default: a 5xx, 429 or Retry-After answer, or a failure that is not a subgraph's own GraphQL error.
+ */
+const worthRetrying = (maxRetries: number) => ({ executionRequest, executionResult, response }: RetryPayload): boolean => {
+  if (isRetryExecutionRequest(executionRequest) && getRetryInfo(executionRequest).attempt >= maxRetries) return false;
+  if (response && (response.status >= 500 || response.status === 429 || response.headers.has('retry-after'))) return true;
+  return !executionResult || (!isAsyncIterable(executionResult) && !!executionResult.errors?.some((error) => !answeredError(error)));
+};
+
 const failedInTransport = (result: unknown) =>
   (result as ExecutionResult | undefined)?.errors?.some((error) => TRANSPORT_FAILURES.has(error.extensions?.['code'])) ?? false;
 
@@ -312,7 +332,9 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
   return {
     plugins: [
       useUpstreamRetry(({ executionRequest }) =>
-        hasOperation(executionRequest.document, 'query') ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs, retryDelayFactor: 2 } : undefined,
+        hasOperation(executionRequest.document, 'query')
+          ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs, retryDelayFactor: 2, shouldRetry: worthRetrying(settings.retries) }
+          : undefined,
       ),
       // A subscription lives as long as its client wants it: no timeout (its start is bounded by the transport's).
       useSubgraphTimeout((subgraphName, document) =>
