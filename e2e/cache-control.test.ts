@@ -1,8 +1,10 @@
 // Cache hints end to end: @cacheControl composed from the catalog into the supergraph, the Cache-Control header the
 // gateway computes from the fields selected, and the public response cache in a real Redis shared by two replicas.
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { toGlobalId, type Redis } from '@ordergraph/core';
-import { graphql, token } from '@ordergraph/testkit';
+import { freePort, graphql, token } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
@@ -11,12 +13,49 @@ let admin: string;
 let alice: string;
 const productId = (n: number) => toGlobalId('Product', `product-${String(n).padStart(4, '0')}`);
 
+/** A subgraph call the gateways made (through the recording proxies), with its query. */
+interface SubgraphCall {
+  subgraph: string;
+  query: string;
+}
+const SUBGRAPHS = ['users', 'orders', 'catalog'];
+const subgraphCalls: SubgraphCall[] = [];
+const proxies: http.Server[] = [];
+
+/** A proxy in front of a subgraph that notes every call the gateways make to it (its URL known once it has started). */
+async function recordingProxy(subgraph: string): Promise<string> {
+  const port = await freePort();
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    if (req.method === 'POST') subgraphCalls.push({ subgraph, query: (JSON.parse(body) as { query: string }).query });
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))) as Record<string, string>;
+    const answer = await fetch(supergraph.subgraphUrl(subgraph), { method: req.method!, headers, ...(req.method === 'POST' ? { body } : {}) });
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  proxies.push(server);
+  return `http://127.0.0.1:${port}/graphql`;
+}
+
 beforeAll(async () => {
-  supergraph = await startSupergraph({ gateways: 2, redis: true });
+  const urls = await Promise.all(SUBGRAPHS.map(recordingProxy));
+  const gatewayEnv = Object.fromEntries(SUBGRAPHS.map((name, i) => [`SUBGRAPH_${name.toUpperCase()}_URL`, urls[i]!]));
+  supergraph = await startSupergraph({ gateways: 2, redis: true, gatewayEnv });
   inspect = supergraph.redis!.client;
   [admin, alice] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001')]);
 });
-afterAll(() => supergraph?.stop());
+afterAll(async () => {
+  await supergraph?.stop();
+  await Promise.all(proxies.map((proxy) => new Promise((resolve) => proxy.close(resolve))));
+});
+
+/** The fields a subgraph call selects on its operation's root. */
+const rootFields = (query: string) =>
+  (parse(query).definitions[0] as OperationDefinitionNode).selectionSet.selections.flatMap((selection) =>
+    selection.kind === Kind.FIELD ? [selection.alias ? `${selection.alias.value}: ${selection.name.value}` : selection.name.value] : [],
+  );
 
 const cacheControl = async (query: string, options: Parameters<typeof graphql>[2] = {}) => {
   const response = await graphql(supergraph.url, query, options);
@@ -143,6 +182,31 @@ describe('the response cache', () => {
     expect(changed.status).toBe(200);
     expect((await changed.json()).data.product.name).toBe('Renamed lamp');
     expect(changed.headers.get('etag')).not.toBe(etag);
+  });
+
+  it('costs no subgraph call of its own: one createOrder is one orders call, a query asks no root __typename of a subgraph, and neither response shows the cache’s fields', async () => {
+    subgraphCalls.length = 0;
+    const order = await graphql(supergraph.url, `mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id status } }`, {
+      variables: { items: [{ productId: productId(41), quantity: 1 }] },
+      token: alice,
+    });
+    expect(order.body.errors).toBeUndefined();
+    expect(order.body.data).toEqual({ createOrder: { id: expect.any(String), status: 'PENDING' } });
+    // Its plan is one fetch (orders prices the items from catalog itself, not through the gateway).
+    expect(subgraphCalls).toEqual([{ subgraph: 'orders', query: expect.stringContaining('createOrder') }]);
+
+    subgraphCalls.length = 0;
+    const query = `{ product(id: "${productId(42)}") { name } }`;
+    const before = (await cachedResponses()).length;
+    const { body } = await graphql(supergraph.url, query);
+    expect(body).toEqual({ data: { product: { name: expect.any(String) } } });
+    expect(subgraphCalls).toEqual([{ subgraph: 'catalog', query: expect.any(String) }]);
+    expect(rootFields(subgraphCalls[0]!.query)).toEqual(['product']);
+    // Still cached as before: the same query again calls no subgraph.
+    await eventually(cachedResponses, (keys) => keys.length > before);
+    subgraphCalls.length = 0;
+    expect((await graphql(supergraph.url, query)).body).toEqual(body);
+    expect(subgraphCalls).toEqual([]);
   });
 
   it('shows a product update made through any replica at once, well within the hint', async () => {

@@ -299,13 +299,13 @@ describe('a catalog subgraph that fails an event', () => {
     try {
       await established(1);
       catalog.entityCalls.length = 0;
-      // A refusal fails the call as soon as its retry is refused too, long before the timeout.
-      // (Its circuit stays closed here: placing an order through the gateway asks catalog for the mutation's __typename,
-      // an answered call that resets the count of failures.)
+      // A refusal fails the call as soon as its retry is refused too, long before the timeout. The two failed calls
+      // open catalog's circuit (placing an order does not call catalog through the gateway).
       for (let i = 0; i < 2; i++) {
         expect(await event()).toEqual(withoutProducts(orders.at(-1)!, 'SUBGRAPH_UNAVAILABLE'));
       }
       expect(catalog.entityCalls.length).toBeGreaterThanOrEqual(2);
+      expect((await readyz())['catalog']).toBe('open');
 
       catalog.mode = 'pass';
       await waitFor(async () => (await readyz())['catalog'] !== 'open', 'the catalog circuit to let a call through');

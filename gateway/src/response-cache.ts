@@ -5,6 +5,9 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { defaultBuildResponseCacheKey } from '@envelop/response-cache';
 import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Logger, Redis } from '@ordergraph/core';
+import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
+import { handleMaybePromise } from '@whatwg-node/promise-helpers';
+import { Kind, OperationTypeNode, getOperationAST, type DocumentNode, type ExecutionArgs, type ExecutionResult, type SelectionNode } from 'graphql';
 import { isConnected } from './shared-state.js';
 
 const KEY_PREFIX = 'ordergraph:response:';
@@ -111,6 +114,59 @@ const answerConditionalRequest: GatewayPlugin['onResponse'] = async ({ request, 
   setResponse(new Response(null, { status: 304, headers }));
 };
 
+/** The alias under which the response cache adds `__typename` to every selection set it executes. */
+const CACHE_TYPENAME = '__responseCacheTypeName';
+
+const isCacheTypename = (selection: SelectionNode) =>
+  selection.kind === Kind.FIELD && selection.name.value === '__typename' && selection.alias?.value === CACHE_TYPENAME;
+
+const rootLeftAloneOf = new WeakMap<DocumentNode, DocumentNode>();
+
+/** The document without the cache's `__typename` on its operations' root (the same document when it has none). */
+function rootLeftAlone(document: DocumentNode): DocumentNode {
+  let left = rootLeftAloneOf.get(document);
+  if (!left) {
+    const added = document.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.selectionSet.selections.some(isCacheTypename));
+    left = !added
+      ? document
+      : {
+          ...document,
+          definitions: document.definitions.map((definition) =>
+            definition.kind === Kind.OPERATION_DEFINITION
+              ? { ...definition, selectionSet: { ...definition.selectionSet, selections: definition.selectionSet.selections.filter((selection) => !isCacheTypename(selection)) } }
+              : definition,
+          ),
+        };
+    rootLeftAloneOf.set(document, left);
+  }
+  return left;
+}
+
+type Execute = (args: ExecutionArgs) => unknown;
+
+/**
+ * @envelop/response-cache adds `__responseCacheTypeName: __typename` to every selection set, the operation's root
+ * included, to find the entities of a result (a mutation's to invalidate, a query's to index). The root's is no entity,
+ * and costs a subgraph call: the Rust planner runs a mutation's root fields one after the other, each in a fetch to
+ * its subgraph, and a root `__typename`, which every subgraph can answer, becomes a fetch of its own (`mutation
+ * { __responseCacheTypeName: __typename }` to catalog after every createOrder); on a query it rides along with one of
+ * the fetches. The plugin's executor is given one that leaves the root alone and answers that field itself, with the
+ * root type's name, so the plugin reads the very result it would have had.
+ */
+const answeringRootTypename =
+  (execute: Execute): Execute =>
+  (args) => {
+    const document = rootLeftAlone(args.document);
+    if (document === args.document) return execute(args);
+    const root = args.schema.getRootType(getOperationAST(args.document, args.operationName)?.operation ?? OperationTypeNode.QUERY)?.name;
+    const withRoot = <T extends ExecutionResult>(result: T): T => (result.data ? { ...result, data: { ...result.data, [CACHE_TYPENAME]: root } } : result);
+    return handleMaybePromise(
+      () => execute({ ...args, document }),
+      // Of an answer in parts (@defer), only the first has `data`.
+      (result) => (isAsyncIterable<ExecutionResult>(result) ? mapAsyncIterator(result, withRoot) : withRoot(result as ExecutionResult)),
+    );
+  };
+
 // Only anonymous queries are cached; a mutation through any replica drops the cached responses that contain the
 // entities it returns (Product:<id> after updateProduct), and every entry expires with its hint in any case.
 // Conditional GETs (If-None-Match, If-Modified-Since) are answered 304 at the very end, once every other plugin, the
@@ -128,5 +184,16 @@ export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPl
     onTtl: ({ context }) => options.maxAge((context as { request: Request }).request) * 1000,
     includeExtensionMetadata: false,
   });
-  return { ...cache, onResponse: answerConditionalRequest } as GatewayPlugin;
+  // The envelop plugin, which yoga's adds at init, executes through answeringRootTypename.
+  const onPluginInit: NonNullable<typeof cache.onPluginInit> = (payload) =>
+    cache.onPluginInit!({
+      ...payload,
+      addPlugin: (plugin) =>
+        payload.addPlugin(
+          plugin.onExecute
+            ? { ...plugin, onExecute: (params) => plugin.onExecute!({ ...params, executeFn: answeringRootTypename(params.executeFn as Execute) as typeof params.executeFn }) }
+            : plugin,
+        ),
+    });
+  return { ...cache, onPluginInit, onResponse: answerConditionalRequest } as GatewayPlugin;
 }
