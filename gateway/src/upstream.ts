@@ -331,9 +331,11 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
   };
   return {
     plugins: [
+      // The runtime multiplies the delay by the factor before the first retry too: half of it is given, so that the
+      // first retry waits UPSTREAM_RETRY_DELAY_MS, the next twice that.
       useUpstreamRetry(({ executionRequest }) =>
         hasOperation(executionRequest.document, 'query')
-          ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs, retryDelayFactor: 2, shouldRetry: worthRetrying(settings.retries) }
+          ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs / 2, retryDelayFactor: 2, shouldRetry: worthRetrying(settings.retries) }
           : undefined,
       ),
       // A subscription lives as long as its client wants it: no timeout (its start is bounded by the transport's).
