@@ -31,7 +31,10 @@ RUN mkdir -p /runtime && cp -a package.json node_modules /runtime/ && \
 FROM ${NODE_IMAGE}
 ARG WORKSPACE_DIR
 ARG PORT
-ENV NODE_ENV=production PORT=${PORT}
+# Node.js flags of the workspace's start script (docker-compose.yml passes them; the gateway sizes V8's heap with
+# them); an environment variable, so that a deployment can change them without a rebuild.
+ARG NODE_FLAGS=""
+ENV NODE_ENV=production PORT=${PORT} NODE_FLAGS=${NODE_FLAGS}
 WORKDIR /app
 COPY --from=build --chown=node:node /runtime ./
 # The gateway starts with the repository's supergraph (SUPERGRAPH_PATH's default); a mount replaces it without a
@@ -44,4 +47,5 @@ EXPOSE ${PORT}
 # Healthy means ready: the datastore answers (subgraphs), the supergraph is loaded (gateway).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=20 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.PORT+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/index.js"]
+# exec: node replaces the shell and receives the stop signal itself.
+CMD ["sh", "-c", "exec node $NODE_FLAGS dist/index.js"]

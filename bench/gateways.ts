@@ -14,7 +14,7 @@ import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { ROOT, SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
+import { ROOT, SECRET, buildEntries, builtEntry, start, startFlags, stopAll, stopOnSignals } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -43,8 +43,9 @@ if (options.help) {
                into ours/ and bare/ there, and their top self times are printed
   heap         a directory: after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner
                are written there and compared
-  ours-with    Node.js flags, given with '=' (--ours-with="--max-semi-space-size=16"): our gateway runs a second time,
-               with them, beside the others, as "ours with <flags>"`);
+  ours-with    Node.js flags and NAME=value environment, given with '=' (--ours-with="--max-semi-space-size=32
+               MALLOC_ARENA_MAX=2"): our gateway runs a second time, with them instead of its start script's flags
+               (gateway/package.json), beside the others, as "ours with <...>"; --ours-with= runs it on V8's defaults`);
   process.exit(0);
 }
 const ROUNDS = Number(options.rounds);
@@ -96,11 +97,16 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     RATE_LIMIT_MAX: '1000000000',
     MAX_COMPLEXITY: '1000000',
   };
-  await add('ours', builtEntry('gateway'), () => [], oursEnv, [...heap, ...profiled('ours')]);
+  // With the Node.js flags production runs it with (its start script's: V8's heap sized for its memory limit).
+  await add('ours', builtEntry('gateway'), () => [], oursEnv, [...startFlags('gateway'), ...heap, ...profiled('ours')]);
   // The same gateway on other V8 settings, to weigh memory against CPU in one run.
-  if (options['ours-with']) {
-    wanted.push(`ours with ${options['ours-with']}`);
-    await add(`ours with ${options['ours-with']}`, builtEntry('gateway'), () => [], oursEnv, options['ours-with'].split(' ').filter(Boolean));
+  if (options['ours-with'] !== undefined) {
+    const variant = `ours with ${options['ours-with'] || "V8's defaults"}`;
+    wanted.push(variant);
+    const words = options['ours-with'].split(' ').filter(Boolean);
+    const env = Object.fromEntries(words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s).slice(0, 2)));
+    const flags = words.filter((word) => !/^[A-Z_]+=/.test(word));
+    await add(variant, builtEntry('gateway'), () => [], { ...oursEnv, ...env }, flags);
   }
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
   await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);

@@ -20,6 +20,9 @@ const children: ChildProcess[] = [];
  */
 export const builtEntry = (workspace: string): string => `${workspace}/dist/index.js`;
 
+/** The Node.js flags production runs a workspace's built entry with (its start script's). */
+export { startFlags } from '../scripts/deployment-files.js';
+
 /** Runs `npm run build` (turbo: only what changed is built again), so that built entries are those of the sources. */
 export function buildEntries(): void {
   process.stdout.write('building the services and the gateway (npm run build)\n');

@@ -26,7 +26,20 @@ export interface DeployedSubgraph {
   redis: boolean;
 }
 
-const packageName = (dir: string) => (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string }).name;
+const packageJson = (dir: string) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; scripts?: { start?: string } };
+const packageName = (dir: string) => packageJson(dir).name;
+
+/**
+ * The Node.js flags a deployable runs with: those of its package.json `start` script (`node <flags> dist/index.js`),
+ * the one place they are set. The image gets them as its NODE_FLAGS build argument (docker-compose.yml, from here);
+ * the benchmarks start the built entry with them. Most are not allowed in NODE_OPTIONS, hence a variable of our own.
+ */
+export function startFlags(dir: string): string[] {
+  const start = packageJson(resolve(REPO_ROOT, dir)).scripts?.start ?? '';
+  const flags = /^node ((?:--[\w-]+(?:=\S+)? )*)dist\/index\.js$/.exec(start);
+  if (!flags) throw new Error(`${dir}/package.json: the start script must be "node [--flag[=value] ...] dist/index.js", not "${start}"`);
+  return flags[1]!.split(' ').filter(Boolean);
+}
 
 /** The subgraphs `config` lists, each read from its folder: the package.json and the settings of its server module. */
 export async function deployedSubgraphs(config = resolve(REPO_ROOT, 'supergraph.yaml')): Promise<DeployedSubgraph[]> {
@@ -50,8 +63,10 @@ export async function deployedSubgraphs(config = resolve(REPO_ROOT, 'supergraph.
 export function composeServices(subgraphs: DeployedSubgraph[]): string {
   const healthy = '{ condition: service_healthy }';
   const urlOf = (name: string) => `http://${name}:${subgraphs.find((subgraph) => subgraph.name === name)!.port}/graphql`;
-  const build = (workspace: string, dir: string, port: number) =>
-    `    build: { context: ., args: { WORKSPACE: '${workspace}', WORKSPACE_DIR: ${dir}, PORT: ${port} } }`;
+  const build = (workspace: string, dir: string, port: number) => {
+    const flags = startFlags(dir).join(' ');
+    return `    build: { context: ., args: { WORKSPACE: '${workspace}', WORKSPACE_DIR: ${dir}, PORT: ${port}${flags ? `, NODE_FLAGS: '${flags}'` : ''} } }`;
+  };
   const services = subgraphs.map((subgraph) => [
     `  ${subgraph.name}:`,
     '    <<: *service',

@@ -1,6 +1,7 @@
 // Independent deployment, checked statically (no Docker engine runs the tests): docker-compose.yml builds each
 // deployable's image from the one Dockerfile with its workspace and port, and the CI example runs our checks and
 // rover's against the same supergraph.yaml.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import semver from 'semver';
@@ -11,6 +12,7 @@ import { loadGatewayConfig } from '@ordergraph/gateway/config';
 import { REPO_ROOT } from '@ordergraph/composition';
 import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { loadUsersConfig } from '@ordergraph/users/config';
+import { startFlags } from '../scripts/deployment-files.js';
 
 const read = (path: string) => readFileSync(resolve(REPO_ROOT, path), 'utf8');
 const compose = parseYaml(read('docker-compose.yml')) as {
@@ -44,10 +46,27 @@ const argsOf = (lines: string[]) => lines.filter((line) => line.startsWith('ARG 
 describe.each(deployables)('$service image', ({ service, dir, port }) => {
   const pkg = JSON.parse(read(`${dir}/package.json`)) as { name: string; scripts: Record<string, string> };
 
-  it('is built from the repository root by the one Dockerfile, with its workspace, directory and port as arguments', () => {
-    expect(compose.services[service]?.build).toEqual({ context: '.', args: { WORKSPACE: pkg.name, WORKSPACE_DIR: dir, PORT: port } });
-    // The command the workspace itself declares for production is the one the image runs.
-    expect(pkg.scripts['start']).toBe('node dist/index.js');
+  it('is built from the repository root by the one Dockerfile, with its workspace, directory, port and Node.js flags as arguments', () => {
+    // The command the workspace itself declares for production is the one the image runs: its flags are NODE_FLAGS.
+    const flags = startFlags(dir);
+    expect(pkg.scripts['start']).toBe(['node', ...flags, 'dist/index.js'].join(' '));
+    expect(compose.services[service]?.build).toEqual({
+      context: '.',
+      args: { WORKSPACE: pkg.name, WORKSPACE_DIR: dir, PORT: port, ...(flags.length ? { NODE_FLAGS: flags.join(' ') } : {}) },
+    });
+  });
+
+  it('starts with flags this Node.js accepts (it refuses an unknown V8 flag at start), and they change its heap', () => {
+    const heapLimit = (flags: string[]) => Number(execFileSync(process.execPath, [...flags, '-p', 'v8.getHeapStatistics().heap_size_limit'], { encoding: 'utf8' }));
+    const flags = startFlags(dir);
+    // A flag V8 no longer knows stops node at start (exit 9): this fails before an image would.
+    if (flags.length) expect(heapLimit(flags)).not.toBe(heapLimit([]));
+  });
+});
+
+describe('the gateway', () => {
+  it("sizes V8's heap for its memory limit: a 16 MB young generation semi-space and old generation growth bounded", () => {
+    expect(startFlags('gateway')).toEqual(['--max-semi-space-size=16', '--heap-growing-percent=150']);
   });
 });
 
@@ -94,10 +113,10 @@ describe('the Dockerfile', () => {
     expect(gather).toContain('cp -a "${dir}package.json" "${dir}dist" "/runtime/${dir}"');
     expect(gather).not.toMatch(/\bsrc\b|\btest\b/);
     expect(runtime).toContain('USER node');
-    expect(runtime).toContain('ENV NODE_ENV=production PORT=${PORT}');
+    expect(runtime).toContain('ENV NODE_ENV=production PORT=${PORT} NODE_FLAGS=${NODE_FLAGS}');
     expect(runtime).toContain('WORKDIR /app/${WORKSPACE_DIR}');
     expect(runtime.find((line) => line.startsWith('HEALTHCHECK'))).toMatch(/CMD \[.*\/readyz/);
-    expect(runtime.at(-1)).toBe('CMD ["node", "dist/index.js"]');
+    expect(runtime.at(-1)).toBe('CMD ["sh", "-c", "exec node $NODE_FLAGS dist/index.js"]');
   });
 
   it('gives the gateway the supergraph it starts with, where SUPERGRAPH_PATH looks by default, and the list of subgraphs', () => {
