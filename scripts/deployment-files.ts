@@ -24,18 +24,22 @@ export interface DeployedSubgraph {
   peers: string[];
   /** Whether its settings have REDIS_URL. */
   redis: boolean;
+  /** The Node.js flags of its start script (the image's NODE_FLAGS). */
+  flags: string[];
 }
 
 const packageJson = (dir: string) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; scripts?: { start?: string } };
 const packageName = (dir: string) => packageJson(dir).name;
 
 /**
- * The Node.js flags a deployable runs with: those of its package.json `start` script (`node <flags> dist/index.js`),
- * the one place they are set. The image gets them as its NODE_FLAGS build argument (docker-compose.yml, from here);
- * the benchmarks start the built entry with them. Most are not allowed in NODE_OPTIONS, hence a variable of our own.
+ * The Node.js flags a deployable runs with: those of its package.json `start` script (`node <flags> dist/index.js`;
+ * none without one), the one place they are set. The image gets them as its NODE_FLAGS build argument
+ * (docker-compose.yml, from here); the benchmarks start the built entry with them. Most are not allowed in
+ * NODE_OPTIONS, hence a variable of our own.
  */
 export function startFlags(dir: string): string[] {
-  const start = packageJson(resolve(REPO_ROOT, dir)).scripts?.start ?? '';
+  const start = packageJson(resolve(REPO_ROOT, dir)).scripts?.start;
+  if (start === undefined) return [];
   const flags = /^node ((?:--[\w-]+(?:=\S+)? )*)dist\/index\.js$/.exec(start);
   if (!flags) throw new Error(`${dir}/package.json: the start script must be "node [--flag[=value] ...] dist/index.js", not "${start}"`);
   return flags[1]!.split(' ').filter(Boolean);
@@ -55,6 +59,7 @@ export async function deployedSubgraphs(config = resolve(REPO_ROOT, 'supergraph.
       port: Number(new URL(url).port),
       peers: names.filter((peer) => peer !== name && settings.includes(`${envNameOf(peer)}_URL`)),
       redis: settings.includes('REDIS_URL'),
+      flags: startFlags(folder),
     };
   });
 }
@@ -63,14 +68,12 @@ export async function deployedSubgraphs(config = resolve(REPO_ROOT, 'supergraph.
 export function composeServices(subgraphs: DeployedSubgraph[]): string {
   const healthy = '{ condition: service_healthy }';
   const urlOf = (name: string) => `http://${name}:${subgraphs.find((subgraph) => subgraph.name === name)!.port}/graphql`;
-  const build = (workspace: string, dir: string, port: number) => {
-    const flags = startFlags(dir).join(' ');
-    return `    build: { context: ., args: { WORKSPACE: '${workspace}', WORKSPACE_DIR: ${dir}, PORT: ${port}${flags ? `, NODE_FLAGS: '${flags}'` : ''} } }`;
-  };
+  const build = (workspace: string, dir: string, port: number, flags: string[]) =>
+    `    build: { context: ., args: { WORKSPACE: '${workspace}', WORKSPACE_DIR: ${dir}, PORT: ${port}${flags.length ? `, NODE_FLAGS: '${flags.join(' ')}'` : ''} } }`;
   const services = subgraphs.map((subgraph) => [
     `  ${subgraph.name}:`,
     '    <<: *service',
-    build(subgraph.workspace, subgraph.dir, subgraph.port),
+    build(subgraph.workspace, subgraph.dir, subgraph.port, subgraph.flags),
     '    environment:',
     '      <<: *env',
     '      MONGO_URL: mongodb://mongo:27017',
@@ -83,7 +86,7 @@ export function composeServices(subgraphs: DeployedSubgraph[]): string {
     '',
     '  gateway:',
     '    <<: *service',
-    build(packageName(resolve(REPO_ROOT, 'gateway')), 'gateway', port),
+    build(packageName(resolve(REPO_ROOT, 'gateway')), 'gateway', port, startFlags('gateway')),
     '    environment:',
     '      <<: *env',
     '      # The repository\'s supergraph.graphql, mounted as a directory: `npm run compose` replaces the file by renaming a',

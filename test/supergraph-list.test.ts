@@ -124,7 +124,7 @@ describe('a fourth subgraph: one entry in supergraph.yaml and its folder', () =>
   it('is in docker-compose.yml and the Helm chart as npm run deploy:generate writes them, the gateway told its URL', async () => {
     const subgraphs = await deployedSubgraphs(config);
     expect(subgraphs.map((subgraph) => subgraph.name)).toEqual(['users', 'orders', 'catalog', 'reviews']);
-    expect(subgraphs.at(-1)).toEqual({ name: 'reviews', workspace: '@ordergraph/reviews', dir: 'services/reviews', port: 4004, peers: [], redis: false });
+    expect(subgraphs.at(-1)).toEqual({ name: 'reviews', workspace: '@ordergraph/reviews', dir: 'services/reviews', port: 4004, peers: [], redis: false, flags: [] });
 
     type Service = { build: { args: Record<string, unknown> }; environment: Record<string, unknown>; depends_on: Record<string, unknown> };
     const compose = parseYaml(withGenerated(readFileSync(COMPOSE_FILE, 'utf8'), composeServices(subgraphs), '  ')) as { services: Record<string, Service> };
