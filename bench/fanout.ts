@@ -12,7 +12,7 @@ import { freePort, readCounter, redisClient, redisSubscriptions, startRedis, tok
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { SELECTIONS, addTallies, emptyTally, summarise, type FromSubscribers, type Selection, type LatencySummary, type SubscriberPlan, type Tally, type ToSubscribers } from './fanout-tally.js';
 import { processConnections, processCpuMs, processRssMb } from './process-stats.js';
-import { ROOT, SECRET, buildEntries, builtEntry, forkScript, start, startFlags, stop, stopAll, stopOnSignals } from './processes.js';
+import { ROOT, SECRET, buildEntries, builtEntry, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -183,7 +183,7 @@ async function runSize(n: number, ports: { orders: number[]; gateways: number[];
       PORT: String(endpoint.port), SUPERGRAPH_PATH: supergraphs[i]!, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
       // High enough that the benchmark measures delivery, not refusals (every subscriber comes from 127.0.0.1).
       RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000',
-    }, `${base(endpoint)}/healthz`, { execArgv: [...startFlags('gateway'), ...profiled(n, i)] });
+    }, `${base(endpoint)}/healthz`, { execArgv: profiled(n, i) });
   }
   const measured = [...gateways, ...orders];
   const peakRss = new Map(measured.map((endpoint) => [endpoint.name, 0]));

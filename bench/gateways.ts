@@ -14,7 +14,7 @@ import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { ROOT, SECRET, buildEntries, builtEntry, start, startFlags, stopAll, stopOnSignals } from './processes.js';
+import { ROOT, SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -81,12 +81,12 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
   const wanted = options.gateways.split(',');
   if (options.heap) mkdirSync(options.heap, { recursive: true });
   const heap = options.heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(options.heap)}`] : [];
-  const add = async (name: string, script: string, args: (port: number) => string[], env: Record<string, string> = {}, execArgv: string[] = []) => {
+  const add = async (name: string, script: string, args: (port: number) => string[], env: Record<string, string> = {}, execArgv: string[] = [], startFlags = true) => {
     if (!wanted.includes(name)) return;
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/graphql`;
     // The gateways of bench/servers import only packages: Node strips their types, no transpiler runs beside them.
-    const child = await start(name, script, args(port), { PORT: String(port), ...env }, url.replace('/graphql', '/healthz'), { execArgv, typeStripping: true });
+    const child = await start(name, script, args(port), { PORT: String(port), ...env }, url.replace('/graphql', '/healthz'), { execArgv, typeStripping: true, startFlags });
     gateways.push({ name, url, process: child });
     process.stdout.write(`  ${name} on ${url}\n`);
   };
@@ -97,8 +97,8 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     RATE_LIMIT_MAX: '1000000000',
     MAX_COMPLEXITY: '1000000',
   };
-  // With the Node.js flags production runs it with (its start script's: V8's heap sized for its memory limit).
-  await add('ours', builtEntry('gateway'), () => [], oursEnv, [...startFlags('gateway'), ...heap, ...profiled('ours')]);
+  // start() gives it the Node.js flags of its start script, as production runs it (V8's heap sized for its pod).
+  await add('ours', builtEntry('gateway'), () => [], oursEnv, [...heap, ...profiled('ours')]);
   // The same gateway on other V8 settings, to weigh memory against CPU in one run.
   if (options['ours-with'] !== undefined) {
     const variant = `ours with ${options['ours-with'] || "V8's defaults"}`;
@@ -106,7 +106,7 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     const words = options['ours-with'].split(' ').filter(Boolean);
     const env = Object.fromEntries(words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s).slice(0, 2)));
     const flags = words.filter((word) => !/^[A-Z_]+=/.test(word));
-    await add(variant, builtEntry('gateway'), () => [], { ...oursEnv, ...env }, flags);
+    await add(variant, builtEntry('gateway'), () => [], { ...oursEnv, ...env }, flags, false);
   }
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
   await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);

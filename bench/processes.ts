@@ -3,6 +3,7 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startFlags } from '../scripts/deployment-files.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -19,9 +20,7 @@ const children: ChildProcess[] = [];
  * every module's source map (50 MB more heap in the gateway) and pay for source-mapped stack traces on every error it creates.
  */
 export const builtEntry = (workspace: string): string => `${workspace}/dist/index.js`;
-
-/** The Node.js flags production runs a workspace's built entry with (its start script's). */
-export { startFlags } from '../scripts/deployment-files.js';
+const BUILT_ENTRY = /^(.+)\/dist\/index\.js$/;
 
 /** Runs `npm run build` (turbo: only what changed is built again), so that built entries are those of the sources. */
 export function buildEntries(): void {
@@ -51,17 +50,23 @@ export function forkScript(
   return child;
 }
 
-/** Starts a service (production mode, the shared secrets) and waits until it answers HTTP at `ready`. */
+/**
+ * Starts a service (production mode, the shared secrets) and waits until it answers HTTP at `ready`. A built entry runs
+ * with the Node.js flags of its workspace's start script, as its image runs it, unless `startFlags` is false.
+ */
 export async function start(
   name: string,
   script: string,
   args: string[],
   env: Record<string, string>,
   ready: string,
-  options: { execArgv?: string[]; typeStripping?: boolean } = {},
+  options: { execArgv?: string[]; typeStripping?: boolean; startFlags?: boolean } = {},
 ): Promise<ChildProcess> {
+  const workspace = BUILT_ENTRY.exec(script)?.[1];
+  const flags = workspace && options.startFlags !== false ? startFlags(workspace) : [];
   const child = forkScript(script, args, {
-    ...options,
+    ...(options.typeStripping ? { typeStripping: true } : {}),
+    execArgv: [...flags, ...(options.execArgv ?? [])],
     env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...env },
   });
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));

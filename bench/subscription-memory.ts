@@ -15,7 +15,7 @@ import { freePort, readCounter, redisClient, redisSubscriptions, startRedis } fr
 import { SELECTIONS, type Selection, type SubscriberPlan } from './fanout-tally.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { attachInspector, type HeapFigures, type Inspector } from './inspector.js';
-import { ROOT, SECRET, buildEntries, builtEntry, forkScript, start, startFlags, stop, stopAll, stopOnSignals } from './processes.js';
+import { ROOT, SECRET, buildEntries, builtEntry, forkScript, start, stop, stopAll, stopOnSignals } from './processes.js';
 import type { FromMemorySubscribers, MemoryTally, ToMemorySubscribers } from './subscription-memory-subscribers.js';
 
 const { values: options } = parseArgs({
@@ -150,7 +150,7 @@ async function main() {
       PORT: String(ports.gateway), SUPERGRAPH_PATH: supergraph, REDIS_URL: redis.url, SHUTDOWN_DELAY: '0',
       // High enough that the benchmark measures delivery, not refusals (every subscriber comes from 127.0.0.1).
       RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000',
-    }, healthz(ports.gateway), { execArgv: [...startFlags('gateway'), `--inspect=127.0.0.1:${ports.gatewayInspector}`] });
+    }, healthz(ports.gateway), { execArgv: [`--inspect=127.0.0.1:${ports.gatewayInspector}`] });
     measured.push({ name: 'gateway', process: gateway, inspector: await attachInspector(ports.gatewayInspector) });
     measured.push({ name: 'orders', process: orders, inspector: await attachInspector(ports.ordersInspector) });
 
