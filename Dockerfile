@@ -1,5 +1,6 @@
 # One image recipe for every deployable, chosen by build arguments; build from the repository root, for example:
-#   docker build --build-arg WORKSPACE=@ordergraph/orders --build-arg WORKSPACE_DIR=services/orders --build-arg PORT=4002 -t ordergraph/orders .
+#   docker build --build-arg WORKSPACE=@ordergraph/orders --build-arg WORKSPACE_DIR=services/orders --build-arg PORT=4002 \
+#     --build-arg NODE_FLAGS='--max-semi-space-size=16 --heap-growing-percent=150' -t ordergraph/orders .
 # docker-compose.yml and the Helm chart name the arguments of each of the four (users, orders, catalog, gateway).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -31,8 +32,8 @@ RUN mkdir -p /runtime && cp -a package.json node_modules /runtime/ && \
 FROM ${NODE_IMAGE}
 ARG WORKSPACE_DIR
 ARG PORT
-# Node.js flags of the workspace's start script (docker-compose.yml passes them; the gateway sizes V8's heap with
-# them); an environment variable, so that a deployment can change them without a rebuild.
+# The Node.js flags of the workspace's start script, which size V8's heap for the pod (docker-compose.yml passes
+# them; without them node runs on its defaults); an environment variable, so a deployment can change them unrebuilt.
 ARG NODE_FLAGS=""
 ENV NODE_ENV=production PORT=${PORT} NODE_FLAGS=${NODE_FLAGS}
 WORKDIR /app
