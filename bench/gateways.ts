@@ -103,9 +103,14 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
   if (options['ours-with'] !== undefined) {
     const variant = `ours with ${options['ours-with'] || "V8's defaults"}`;
     wanted.push(variant);
-    const words = options['ours-with'].split(' ').filter(Boolean);
-    const env = Object.fromEntries(words.filter((word) => /^[A-Z_]+=/.test(word)).map((word) => word.split(/=(.*)/s).slice(0, 2)));
-    const flags = words.filter((word) => !/^[A-Z_]+=/.test(word));
+    // NAME=value words are its environment, the others Node.js flags.
+    const env: Record<string, string> = {};
+    const flags: string[] = [];
+    for (const word of options['ours-with'].split(' ').filter(Boolean)) {
+      const setting = /^([A-Z_]+)=(.*)$/s.exec(word);
+      if (setting) env[setting[1]!] = setting[2]!;
+      else flags.push(word);
+    }
     await add(variant, builtEntry('gateway'), () => [], { ...oursEnv, ...env }, flags, false);
   }
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
