@@ -18,6 +18,8 @@ FROM ${NODE_IMAGE} AS build
 ARG WORKSPACE
 WORKDIR /app
 COPY --from=prune /app/out/json/ ./
+# npm ci's postinstall applies them (patch-package); turbo's pruned output leaves them out.
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 COPY --from=prune /app/out/full/ ./
 COPY tsconfig.base.json ./

@@ -82,4 +82,18 @@ describe('@whatwg-node/promise-helpers is one copy', () => {
     const majors = new Set(asked.map((range) => semver.minVersion(range)?.major));
     expect([...majors].sort(), 'one major asked for: drop the override and let npm install that one').toEqual([1, 2]);
   });
+
+  it("runs 2.0.2's synchronous path, patched into 1.3.2 with 1.x's mapMaybePromise kept (patches/)", async () => {
+    const patch = `patches/${NAME.replace('/', '+')}+${installed(NAME).version}.patch`;
+    expect(readFileSync(resolve(REPO_ROOT, patch), 'utf8')).toContain('class FakePromise');
+    type Helpers = typeof import('@whatwg-node/promise-helpers');
+    const esm: Helpers = await import(NAME);
+    const cjs = createRequire(resolve(REPO_ROOT, 'package.json'))(NAME) as Helpers;
+    for (const helpers of [esm, cjs]) {
+      // 1.3.2 built each fake promise as an object literal with closures of its own; 2.x shares a class.
+      expect(helpers.fakePromise(1).constructor.name).toBe('FakePromise');
+      expect(helpers.handleMaybePromise(() => 1, (value) => value + 1)).toBe(2);
+      await expect(helpers.mapMaybePromise(Promise.resolve(1), (value) => value + 1)).resolves.toBe(2);
+    }
+  });
 });

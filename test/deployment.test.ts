@@ -96,6 +96,10 @@ describe('the Dockerfile', () => {
   it('prunes to the workspace, builds it with turbo and drops dev dependencies', () => {
     expect(dockerfile).toContain(`RUN npx --yes turbo@${rootPackage.devDependencies['turbo']} prune "\${WORKSPACE}" --docker`);
     expect(dockerfile).toContain('RUN npm ci');
+    // The dependency patches (package.json's postinstall) are in place before npm ci installs, or they go unapplied.
+    const build = stages.all.find((stage) => stage.name === 'build')!.lines;
+    expect(build.indexOf('COPY patches ./patches')).toBeGreaterThan(-1);
+    expect(build.indexOf('COPY patches ./patches')).toBeLessThan(build.findIndex((line) => line.startsWith('RUN npm ci')));
     expect(dockerfile).toContain('RUN npx turbo run build --filter="${WORKSPACE}" && npm prune --omit=dev');
   });
 
