@@ -101,7 +101,8 @@ function client(query: string, as = admin) {
   return { answer, leave: () => leaving.abort() };
 }
 
-const callsWaiting = () => readCounter(supergraph.url.replace(/\/graphql$/, '/metrics'), 'gateway_subgraph_requests_in_flight', { subgraph: 'slow' });
+const metric = (name: string, labels: Record<string, string>) => readCounter(supergraph.url.replace(/\/graphql$/, '/metrics'), name, labels);
+const callsWaiting = () => metric('gateway_subgraph_requests_in_flight', { subgraph: 'slow' });
 
 describe('a client that leaves', () => {
   it('has its query cancelled at the subgraph', async () => {
@@ -110,6 +111,16 @@ describe('a client that leaves', () => {
     alone.leave();
     await waitFor(() => slow.counts.cut === 1, 'the gateway to cut the subgraph call');
     await waitFor(async () => (await callsWaiting()) === 0, 'no call left waiting');
+  });
+
+  it("is counted as a client that closed, not as the subgraph's error or the operation's (alerts watch those)", async () => {
+    const closed = { operation: 'Leaving', status: 'client_closed' };
+    const leaving = client('query Leaving { slowAnswer }');
+    await waitFor(() => slow.counts.started === 1, 'the subgraph call to start');
+    leaving.leave();
+    await waitFor(async () => (await metric('graphql_request_duration_seconds_count', closed)) === 1, 'the request to be counted as closed');
+    expect(await metric('gateway_subgraph_errors_total', { subgraph: 'slow' })).toBe(0);
+    expect(await metric('graphql_operation_errors_total', { operation: 'Leaving' })).toBe(0);
   });
 
   it('does not count against the subgraph: clients leaving, however many, never open its circuit', async () => {

@@ -5,7 +5,7 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '@ordergraph/core';
 import { JSON_CONTENT_TYPE, codeForStatus, errorBody, errorResponse } from './errors.js';
-import { setRequestSignal } from './request-signals.js';
+import { ClientClosedError, setRequestSignal } from './request-signals.js';
 
 // Yoga already answers 400 to malformed JSON and to JSON-array batches unless BATCH_MAX_OPERATIONS allows them, and
 // 405 with `Allow: POST` to a mutation sent by GET; errors.ts gives those their codes.
@@ -131,6 +131,6 @@ export function requestDeadline(request: IncomingMessage, response: ServerRespon
   response.once('close', () => {
     clearTimeout(timer);
     // The client left before the answer was written: what it asked for is of no use any more.
-    if (!response.writableFinished) controller.abort(new Error('The client closed the connection'));
+    if (!response.writableFinished) controller.abort(new ClientClosedError());
   });
 }

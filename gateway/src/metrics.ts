@@ -4,6 +4,7 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { graphqlRequestHistogram } from '@ordergraph/core';
+import { clientLeft } from './request-signals.js';
 
 const OTHER = 'other';
 const TIMEOUT_CODES = new Set(['TIMEOUT', 'GATEWAY_TIMEOUT', 'SUBGRAPH_TIMEOUT', 'UPSTREAM_TIMEOUT']);
@@ -88,6 +89,11 @@ export function useMetrics(registry: Registry, maxOperationNames: number): Gatew
       const operation = operationOf(args.document, args.operationName);
       return {
         onExecuteDone({ result }) {
+          // The errors of a request whose client left are the gateway's own cancelling: not the operation's, nor a subgraph's.
+          if (clientLeft(args.contextValue)) {
+            end({ operation, status: 'client_closed' });
+            return;
+          }
           const errors = 'errors' in result && Array.isArray(result.errors) ? (result.errors as GraphQLError[]) : [];
           for (const error of errors) operationErrors.inc({ operation, code: codeOf(error) });
           end({ operation, status: errors.length > 0 ? 'error' : 'ok' });
@@ -103,7 +109,7 @@ export function useMetrics(registry: Registry, maxOperationNames: number): Gatew
       return ({ result }) => {
         inFlight.dec({ subgraph });
         end();
-        if (!(Symbol.asyncIterator in result) && result.errors?.length) recordErrors(subgraph, result.errors);
+        if (!(Symbol.asyncIterator in result) && result.errors?.length && !clientLeft(executionRequest.context)) recordErrors(subgraph, result.errors);
       };
     },
   };

@@ -21,6 +21,7 @@ import {
   type GraphQLTypeResolver,
 } from 'graphql';
 import { federationHandlerWithDefer, unifiedGraphHandlerWithDefer } from './defer.js';
+import { clientLeft } from './request-signals.js';
 import { TRANSPORT_FAILURES } from './upstream.js';
 
 export const QUERY_PLANNERS = ['rust', 'js'] as const;
@@ -190,7 +191,8 @@ const isSingle = (result: unknown): result is ExecutionResult => typeof result =
  */
 export function useResultCompletion(documentAsSent: (context: unknown, executed: DocumentNode) => DocumentNode): GatewayPlugin {
   const completeOnError = (args: ExecuteArgs) => ({ result, setResult }: { result: unknown; setResult(result: ExecutionResult): void }) => {
-    if (isSingle(result) && result.errors?.some((error) => error.path)) {
+    // A client that left reads nothing: its cancelled calls' errors are not completed into a result.
+    if (isSingle(result) && result.errors?.some((error) => error.path) && !clientLeft(args.contextValue)) {
       setResult(completeResult({ ...args, document: documentAsSent(args.contextValue, args.document) }, result));
     }
   };

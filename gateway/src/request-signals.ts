@@ -1,5 +1,5 @@
 // The signal of each HTTP request that aborts when its deadline passes or its client leaves (http.ts sets it), kept
-// apart so that upstream.ts can read it without importing the HTTP layer.
+// apart so that upstream.ts, metrics.ts and query-planner.ts can read it without importing the HTTP layer.
 import type { IncomingMessage } from 'node:http';
 
 const signals = new WeakMap<IncomingMessage, AbortSignal>();
@@ -11,3 +11,20 @@ export const setRequestSignal = (request: IncomingMessage, signal: AbortSignal):
  * none (a WebSocket's upgrade). upstream.ts cancels the subgraph calls of a request through it.
  */
 export const requestSignalOf = (request: IncomingMessage | undefined): AbortSignal | undefined => request && signals.get(request);
+
+/** Why a request's signal aborts when its client leaves before the answer. */
+export class ClientClosedError extends Error {
+  override name = 'ClientClosedError';
+  constructor() {
+    super('The client closed the connection');
+  }
+}
+
+/**
+ * Whether the client of an HTTP request (a context's `req`) left before its answer: whatever failed after that failed
+ * because the gateway cancelled it, and nobody reads the result.
+ */
+export const clientLeft = (context: unknown): boolean => {
+  const request = (context as { req?: IncomingMessage } | null | undefined)?.req;
+  return requestSignalOf(request)?.reason instanceof ClientClosedError;
+};
