@@ -154,13 +154,16 @@ describe('a subgraph that refuses every call (503)', () => {
   let refusing: http.Server;
   /** When each call reached the refusing catalog. */
   let refusals: number[] = [];
+  /** The Retry-After it refuses with, if any. */
+  let retryAfter: string | undefined;
   let gateway: Supergraph;
 
   beforeAll(async () => {
     const port = await freePort();
     refusing = http.createServer((req, res) => {
       refusals.push(Date.now());
-      req.resume().on('end', () => res.writeHead(503, { 'content-type': 'text/plain' }).end('service unavailable'));
+      const headers = { 'content-type': 'text/plain', ...(retryAfter ? { 'retry-after': retryAfter } : {}) };
+      req.resume().on('end', () => res.writeHead(503, headers).end('service unavailable'));
     });
     await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
     gateway = await startSupergraph({
@@ -191,6 +194,35 @@ describe('a subgraph that refuses every call (503)', () => {
     // delay doubles at each retry), and long before the timeout.
     expect(answered - refusals.at(-1)!).toBeLessThan(RETRY_DELAY_MS * 2 ** (RETRIES + 1));
     expect(answered - started).toBeLessThan(TIMEOUT_MS);
+  });
+
+  it('waits the Retry-After a refusal asks for when it ends within the timeout', async () => {
+    refusals = [];
+    retryAfter = '1';
+    try {
+      const { body } = await ask(gateway.url);
+      expect(body.errors).toEqual([expect.objectContaining({ path: ['product'], extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE' }) })]);
+      expect(refusals).toHaveLength(1 + RETRIES);
+      expect(refusals[1]! - refusals[0]!).toBeGreaterThanOrEqual(1_000 - 50); // timers may fire a little early
+    } finally {
+      retryAfter = undefined;
+    }
+  });
+
+  it('answers a refusal at once when its Retry-After ends past the timeout: SUBGRAPH_UNAVAILABLE, not a wait ending in SUBGRAPH_TIMEOUT', async () => {
+    for (const later of [String(TIMEOUT_MS / 1000 + 20), new Date(Date.now() + TIMEOUT_MS + 20_000).toUTCString()]) {
+      refusals = [];
+      retryAfter = later;
+      try {
+        const started = Date.now();
+        const { body } = await ask(gateway.url);
+        expect(body.errors).toEqual([expect.objectContaining({ path: ['product'], extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE' }) })]);
+        expect(refusals).toHaveLength(1);
+        expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+      } finally {
+        retryAfter = undefined;
+      }
+    }
   });
 
   it('never retries a mutation: one refusal, SUBGRAPH_UNAVAILABLE', async () => {

@@ -276,12 +276,25 @@ const answeredError = (error: unknown): boolean => error instanceof GraphQLError
  * only after a wait longer than all the retries before it (with 1 retry of 100 ms, 200 ms then 400 ms for nothing),
  * past a short timeout, as SUBGRAPH_TIMEOUT. Here the last attempt's failure is final at once; what is retried is the
  * runtime's default: a 5xx, 429 or Retry-After answer, or a failure that is not a subgraph's own GraphQL error.
+ * The runtime waits what a Retry-After asks: one that ends past the call's `deadline` is answered at once, as the
+ * refusal it is, not as the SUBGRAPH_TIMEOUT waiting for it would end in.
  */
-const worthRetrying = (maxRetries: number) => ({ executionRequest, executionResult, response }: RetryPayload): boolean => {
+const worthRetrying = (maxRetries: number, deadline: number) => ({ executionRequest, executionResult, response }: RetryPayload): boolean => {
   if (isRetryExecutionRequest(executionRequest) && getRetryInfo(executionRequest).attempt >= maxRetries) return false;
-  if (response && (response.status >= 500 || response.status === 429 || response.headers.has('retry-after'))) return true;
+  const wait = retryAfterMs(response?.headers.get('retry-after'));
+  if (wait !== undefined && Date.now() + wait >= deadline) return false;
+  if (response && (response.status >= 500 || response.status === 429 || wait !== undefined)) return true;
   return !executionResult || (!isAsyncIterable(executionResult) && !!executionResult.errors?.some((error) => !answeredError(error)));
 };
+
+/** The wait a Retry-After asks for in milliseconds, read as the runtime reads it (seconds, else an HTTP date). */
+function retryAfterMs(value: string | null | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = parseInt(value, 10);
+  if (!Number.isNaN(seconds)) return seconds * 1000;
+  const date = new Date(value).getTime();
+  return Number.isNaN(date) ? undefined : date - Date.now();
+}
 
 const failedInTransport = (result: unknown) =>
   (result as ExecutionResult | undefined)?.errors?.some((error) => TRANSPORT_FAILURES.has(error.extensions?.['code'])) ?? false;
@@ -296,6 +309,7 @@ export interface Upstreams {
 // The retries are the runtime's own plugin; the order is ours (the timeout wraps the retries, so a call never costs
 // more than it).
 export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams {
+  const timeoutOf = (subgraph: string) => settings.timeoutBySubgraph[subgraph] ?? settings.timeoutMs;
   const breakers = new Map<string, Breaker>();
   const breakerOf = (subgraph: string) => {
     let breaker = breakers.get(subgraph);
@@ -333,17 +347,18 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
     plugins: [
       // The runtime multiplies the delay by the factor before the first retry too: half of it is given, so that the
       // first retry waits UPSTREAM_RETRY_DELAY_MS, the next twice that.
-      useUpstreamRetry(({ executionRequest }) =>
+      useUpstreamRetry(({ subgraphName, executionRequest }) =>
         hasOperation(executionRequest.document, 'query')
-          ? { maxRetries: settings.retries, retryDelay: settings.retryDelayMs / 2, retryDelayFactor: 2, shouldRetry: worthRetrying(settings.retries) }
+          ? {
+              maxRetries: settings.retries,
+              retryDelay: settings.retryDelayMs / 2,
+              retryDelayFactor: 2,
+              shouldRetry: worthRetrying(settings.retries, Date.now() + timeoutOf(subgraphName)),
+            }
           : undefined,
       ),
       // A subscription lives as long as its client wants it: no timeout (its start is bounded by the transport's).
-      useSubgraphTimeout((subgraphName, document) =>
-        hasOperation(document, 'subscription')
-          ? undefined
-          : (settings.timeoutBySubgraph[subgraphName] ?? settings.timeoutMs),
-      ),
+      useSubgraphTimeout((subgraphName, document) => (hasOperation(document, 'subscription') ? undefined : timeoutOf(subgraphName))),
       useCircuitBreaker,
     ],
     states: () => Object.fromEntries([...breakers].map(([name, breaker]) => [name, breaker.state])),
