@@ -170,7 +170,7 @@ async function main() {
         autocannon({ url: gateway.url, method: 'POST', headers, body, connections: CONNECTIONS, duration: seconds, expectBody: expected.get(gateway.name)! });
       for (const gateway of gateways) await load(gateway, WARMUP);
 
-      const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[] }]));
+      const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[], rounds: [] as Measurement['rounds'] }]));
       for (let round = 0; round < ROUNDS; round++) {
         for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
           const total = totals.get(gateway.name)!;
@@ -184,7 +184,9 @@ async function main() {
           total.seconds += result.duration;
           total.errors += result.errors + result.timeouts + result.non2xx;
           total.mismatches += result.mismatches;
-          total.gatewayCpu += processCpuMs(gateway.process.pid!) - cpu0;
+          const gatewayCpu = processCpuMs(gateway.process.pid!) - cpu0;
+          total.gatewayCpu += gatewayCpu;
+          total.rounds.push({ rps: requests / result.duration, gatewayCpuMs: gatewayCpu / requests });
           total.subgraphCpu += subgraphCpuMs() - subgraphCpu0;
           total.storeCalls += (await storeCalls()) - store0;
           total.p50.push(result.latency.p50);
@@ -206,6 +208,7 @@ async function main() {
           p50: median(total.p50),
           p99: median(total.p99),
           gatewayCpuMs: total.gatewayCpu / total.requests,
+          rounds: total.rounds,
           subgraphCpuMs: total.subgraphCpu / total.requests,
           peakRssMb: total.peakRss,
           storeCalls: total.storeCalls / total.requests,

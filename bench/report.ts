@@ -8,6 +8,8 @@ export interface Measurement {
   p50: number;
   p99: number;
   gatewayCpuMs: number;
+  /** req/s and gateway CPU ms per request of each round, in the order of the rounds. */
+  rounds: { rps: number; gatewayCpuMs: number }[];
   subgraphCpuMs: number;
   peakRssMb: number;
   storeCalls: number;
@@ -27,9 +29,21 @@ export interface RunInfo {
 const OURS = 'ours';
 const fixed = (value: number, digits: number) => value.toFixed(digits);
 
+/**
+ * Ours against another gateway over the whole run, and the range of that ratio round by round (each round runs both
+ * back to back, so a round's ratio is the steadiest comparison): how far one run can be trusted.
+ */
+function ratio(ours: Measurement, other: Measurement, of: (m: Measurement | Measurement['rounds'][number]) => number): string {
+  const whole = `${fixed(of(ours) / of(other), 2)}x`;
+  const byRound = ours.rounds.flatMap((round, index) => (other.rounds[index] ? [of(round) / of(other.rounds[index])] : []));
+  if (byRound.length < 2) return whole;
+  return `${whole} (${fixed(Math.min(...byRound), 2)}-${fixed(Math.max(...byRound), 2)})`;
+}
+
 export function renderTable(measurements: Measurement[], run: RunInfo): string {
   const lines = [
-    `${run.date}, ${run.machine}; ${run.rounds} alternating rounds x ${run.duration} s per gateway, ${run.connections} connections.`,
+    `${run.date}, ${run.machine}; ${run.rounds} alternating rounds x ${run.duration} s per gateway, ${run.connections} connections. ` +
+      'A ratio is over the whole run, with its range round by round in brackets.',
     '',
     '| scenario | gateway | req/s | p50 ms | p99 ms | gateway CPU ms/req | subgraph CPU ms/req | peak RSS MB | store calls/req | errors | differing bodies | ours/this req/s | ours/this CPU |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -39,7 +53,7 @@ export function renderTable(measurements: Measurement[], run: RunInfo): string {
     const ours = rows.find((m) => m.gateway === OURS);
     rows.forEach((m, index) => {
       const label = index === 0 ? `(${m.scenario}) ${m.scenarioName}, ${fixed(m.responseKb, 1)} KB` : '';
-      const ratios = ours && m.gateway !== OURS ? [`${fixed(ours.rps / m.rps, 2)}x`, `${fixed(ours.gatewayCpuMs / m.gatewayCpuMs, 2)}x`] : ['', ''];
+      const ratios = ours && m.gateway !== OURS ? [ratio(ours, m, (x) => x.rps), ratio(ours, m, (x) => x.gatewayCpuMs)] : ['', ''];
       lines.push(
         `| ${label} | ${m.gateway} | ${fixed(m.rps, 0)} | ${m.p50} | ${m.p99} | ${fixed(m.gatewayCpuMs, 2)} | ${fixed(m.subgraphCpuMs, 2)} | ${fixed(m.peakRssMb, 0)} | ${fixed(m.storeCalls, 1)} | ${m.errors} | ${m.mismatches} | ${ratios.join(' | ')} |`,
       );
