@@ -156,14 +156,18 @@ describe('a subgraph that refuses every call (503)', () => {
   let refusals: number[] = [];
   /** The Retry-After it refuses with, if any. */
   let retryAfter: string | undefined;
+  /** Its refusal as a GraphQL response (GraphQL over HTTP lets a server answer 5xx with one) instead of text. */
+  let asGraphQL = false;
   let gateway: Supergraph;
 
   beforeAll(async () => {
     const port = await freePort();
     refusing = http.createServer((req, res) => {
       refusals.push(Date.now());
-      const headers = { 'content-type': 'text/plain', ...(retryAfter ? { 'retry-after': retryAfter } : {}) };
-      req.resume().on('end', () => res.writeHead(503, headers).end('service unavailable'));
+      const type = asGraphQL ? 'application/graphql-response+json' : 'text/plain';
+      const body = asGraphQL ? JSON.stringify({ errors: [{ message: 'Overloaded: try the replica at 10.0.3.7', extensions: { code: 'OVERLOADED' } }] }) : 'service unavailable';
+      const headers = { 'content-type': type, ...(retryAfter ? { 'retry-after': retryAfter } : {}) };
+      req.resume().on('end', () => res.writeHead(503, headers).end(body));
     });
     await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
     gateway = await startSupergraph({
@@ -222,6 +226,21 @@ describe('a subgraph that refuses every call (503)', () => {
       } finally {
         retryAfter = undefined;
       }
+    }
+  });
+
+  // SUBGRAPH_UNAVAILABLE is the code of a failed call, which the circuit breaker counts (upstream.ts, failedInTransport).
+  it('reads a refusal with a GraphQL body as a refusal: SUBGRAPH_UNAVAILABLE after the retries, its message not passed on', async () => {
+    refusals = [];
+    asGraphQL = true;
+    try {
+      const { body } = await ask(gateway.url);
+      expect(body.data).toEqual({ user: { name: expect.any(String) }, product: null });
+      expect(body.errors).toEqual([expect.objectContaining({ path: ['product'], extensions: expect.objectContaining({ code: 'SUBGRAPH_UNAVAILABLE' }) })]);
+      expect(JSON.stringify(body)).not.toContain('10.0.3.7');
+      expect(refusals).toHaveLength(1 + RETRIES);
+    } finally {
+      asGraphQL = false;
     }
   });
 

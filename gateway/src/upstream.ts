@@ -320,6 +320,25 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
     const changed = breakerOf(subgraph).record(ok);
     if (changed) logger[changed === 'open' ? 'warn' : 'info']({ subgraph, circuit: changed }, 'subgraph circuit changed');
   };
+  /**
+   * A subgraph that answers 5xx did not run the operation, whatever its body says. GraphQL over HTTP lets a server
+   * refuse with a GraphQL response, which the HTTP executor passed on as the subgraph's own errors: masked as
+   * INTERNAL_SERVER_ERROR, and an answer to the breaker. The body is dropped, so the executor reports the failed call it
+   * is (SUBGRAPH_UNAVAILABLE, a failure to the breaker); status and headers stay for the retries (Retry-After).
+   */
+  let ResponseOf: typeof Response = Response;
+  const useServerErrorsAsFailures: GatewayPlugin = {
+    onYogaInit({ yoga }) {
+      ResponseOf = yoga.fetchAPI.Response;
+    },
+    onFetch: ({ executionRequest }) =>
+      executionRequest &&
+      (({ response, setResponse }) => {
+        if (response.status < 500 || response.body === null) return;
+        response.body.cancel().catch(() => undefined);
+        setResponse(new ResponseOf(null, { status: response.status, statusText: response.statusText, headers: response.headers }));
+      }),
+  };
   const useCircuitBreaker: GatewayPlugin = {
     onSubgraphExecute({ subgraphName, executor, setExecutor }) {
       // Failures are returned as a result with errors, as the HTTP transport reports its own, so that the planner
@@ -360,6 +379,7 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
       // A subscription lives as long as its client wants it: no timeout (its start is bounded by the transport's).
       useSubgraphTimeout((subgraphName, document) => (hasOperation(document, 'subscription') ? undefined : timeoutOf(subgraphName))),
       useCircuitBreaker,
+      useServerErrorsAsFailures,
     ],
     states: () => Object.fromEntries([...breakers].map(([name, breaker]) => [name, breaker.state])),
   };
