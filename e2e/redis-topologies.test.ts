@@ -3,7 +3,7 @@
 // through a Redis Cluster of three primaries, and through a Sentinel-watched primary that fails over under traffic.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toGlobalId } from '@ordergraph/core';
+import { createLogger, createRedis, redisTarget, toGlobalId } from '@ordergraph/core';
 import { graphql, readCounter, startRedisCluster, startRedisSentinel, subscribe, token, waitFor, wsClient, type TestCluster, type TestSentinel } from '@ordergraph/testkit';
 import { startReplicas, type Replicated } from '@ordergraph/testkit/e2e';
 
@@ -138,5 +138,28 @@ describe('Redis Sentinel', () => {
     }
     await expectSharedPersistedQueries(b, a, 19);
     await expectSharedEvents(deployment, admin);
+  });
+});
+
+describe('a Sentinel-watched primary that hangs', () => {
+  let sentinel: TestSentinel;
+  beforeAll(async () => {
+    sentinel = await startRedisSentinel();
+  });
+  afterAll(() => sentinel?.close());
+
+  it('is left for the new primary: it closes nothing and answers nothing, and the connection moves once PINGs go unanswered', { timeout: 120_000 }, async () => {
+    // The processes' own connection factory, as the gateway and orders make theirs.
+    const target = redisTarget({ REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_MASTER: sentinel.master, REDIS_TLS: false });
+    const redis = createRedis(target!, createLogger('test', 'silent'));
+    try {
+      await redis.set('before', '1');
+      await sentinel.failover({ hang: true });
+      // Without the watchdog the connection stays on the stopped primary and every command times out for good.
+      await waitFor(async () => (await redis.set('after', '1').then(() => true, () => false)), 'a write to reach the new primary', 60_000);
+      expect(await redis.get('before')).toBe('1');
+    } finally {
+      redis.disconnect();
+    }
   });
 });

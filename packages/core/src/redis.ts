@@ -102,7 +102,7 @@ export function createRedis(target: RedisTarget | string, logger: Logger, option
       // primary closed its connection; that disconnect makes the connector's connect fail, and ioredis then ends the
       // client for good (status `end`: a gateway stuck unready after a failover, seen in 3 of 9 full test runs). A
       // primary that dies closes its connections, and a demoted one answers READONLY: both reconnect through the
-      // sentinels. A primary that hangs without closing is not detected until commands time out.
+      // sentinels. One that hangs without closing is left by the watchdog below.
       sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
       ...(resolved.tls ? { enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
     });
@@ -125,7 +125,40 @@ export function createRedis(target: RedisTarget | string, logger: Logger, option
     healthy = true;
   });
   if (metrics) instrument(redis, metrics);
+  if (redis instanceof RedisNode) watchdog(redis, logger);
   return redis;
+}
+
+/** How often a ready connection is asked PING, how long it has to answer, and how many misses in a row drop it. */
+const WATCHDOG = { intervalMs: 5_000, timeoutMs: 2_000, misses: 2 };
+
+/**
+ * A node that hangs without closing its connections (stopped, or cut off by the network) answers nothing and closes
+ * nothing: ioredis keeps the connection, every command times out, and after a Sentinel failover the client never asks
+ * the sentinels for the new primary. A PING every few seconds notices: after `misses` unanswered in a row the
+ * connection is dropped and made again, through the sentinels where there are some. (A Cluster client watches its
+ * nodes itself.) Its own timer, not `commandTimeout`: a subscriber connection has none.
+ */
+function watchdog(redis: RedisNode, logger: Logger): void {
+  let misses = 0;
+  const timer = setInterval(() => {
+    if (redis.status !== 'ready') {
+      misses = 0;
+      return;
+    }
+    let expiry: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<boolean>((resolve) => (expiry = setTimeout(() => resolve(true), WATCHDOG.timeoutMs)));
+    void Promise.race([redis.ping().then(() => false, () => true), unanswered]).then((missed) => {
+      clearTimeout(expiry);
+      misses = missed ? misses + 1 : 0;
+      if (misses < WATCHDOG.misses || redis.status !== 'ready') return;
+      misses = 0;
+      logger.warn({ misses: WATCHDOG.misses }, 'redis connection unresponsive: reconnecting');
+      redis.disconnect(true);
+    });
+  }, WATCHDOG.intervalMs);
+  timer.unref();
+  redis.once('end', () => clearInterval(timer));
 }
 
 /** Where a connection reports its state and its failed commands, under its name (`connection` label). */

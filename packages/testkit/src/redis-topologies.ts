@@ -50,8 +50,11 @@ export interface TestSentinel {
   master: string;
   /** The port of the current primary. */
   primaryPort(): Promise<number>;
-  /** Kills the primary as a crash would and resolves once the sentinels have promoted the replica. */
-  failover(): Promise<void>;
+  /**
+   * Kills the primary as a crash would (or with `hang`, stops it: its connections stay open and answer nothing) and
+   * resolves once the sentinels have promoted the replica.
+   */
+  failover(options?: { hang?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -115,9 +118,12 @@ export async function startRedisSentinel(master = 'ordergraph'): Promise<TestSen
       sentinels: sentinelPorts.map((port) => `127.0.0.1:${port}`).join(','),
       master,
       primaryPort: ask,
-      async failover() {
+      async failover({ hang = false } = {}) {
         const before = await ask();
-        await kill(nodes.find((node) => node.port === before)!);
+        const primary = nodes.find((node) => node.port === before)!;
+        // SIGKILL at close ends a stopped process too.
+        if (hang) primary.process.kill('SIGSTOP');
+        else await kill(primary);
         await until(async () => (await ask()) !== before, 'the sentinels to promote the replica');
       },
       async close() {
