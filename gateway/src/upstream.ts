@@ -324,19 +324,17 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
    * A subgraph that answers 5xx did not run the operation, whatever its body says. GraphQL over HTTP lets a server
    * refuse with a GraphQL response, which the HTTP executor passed on as the subgraph's own errors: masked as
    * INTERNAL_SERVER_ERROR, and an answer to the breaker. The body is dropped, so the executor reports the failed call it
-   * is (SUBGRAPH_UNAVAILABLE, a failure to the breaker); status and headers stay for the retries (Retry-After).
+   * is (SUBGRAPH_UNAVAILABLE, a failure to the breaker); status and headers stay for the retries (Retry-After). The
+   * replacement is of the answer's own class, the transport's fetch API.
    */
-  let ResponseOf: typeof Response = Response;
   const useServerErrorsAsFailures: GatewayPlugin = {
-    onYogaInit({ yoga }) {
-      ResponseOf = yoga.fetchAPI.Response;
-    },
     onFetch: ({ executionRequest }) =>
       executionRequest &&
       (({ response, setResponse }) => {
         if (response.status < 500 || response.body === null) return;
         response.body.cancel().catch(() => undefined);
-        setResponse(new ResponseOf(null, { status: response.status, statusText: response.statusText, headers: response.headers }));
+        const Answer = response.constructor as typeof Response;
+        setResponse(new Answer(null, { status: response.status, statusText: response.statusText, headers: response.headers }));
       }),
   };
   const useCircuitBreaker: GatewayPlugin = {
