@@ -20,11 +20,15 @@ const compose = parseYaml(read('docker-compose.yml')) as {
 };
 const rootPackage = JSON.parse(read('package.json')) as { devDependencies: Record<string, string> };
 
+// V8's heap as each process sizes it (README, Memory): 16 MB semi-spaces, the old generation grown 2.5x past what
+// survives a full collection, the gateway's 2.1x (what its requests in flight hold is promoted and dies there).
+const subgraphHeap = ['--max-semi-space-size=16', '--heap-growing-percent=150'];
+const gatewayHeap = ['--max-semi-space-size=16', '--heap-growing-percent=110'];
 const deployables = [
-  { service: 'users', dir: 'services/users', port: loadUsersConfig({}).PORT },
-  { service: 'orders', dir: 'services/orders', port: loadOrdersConfig({}).PORT },
-  { service: 'catalog', dir: 'services/catalog', port: loadCatalogConfig({}).PORT },
-  { service: 'gateway', dir: 'gateway', port: loadGatewayConfig({}).PORT },
+  { service: 'users', dir: 'services/users', port: loadUsersConfig({}).PORT, heap: subgraphHeap },
+  { service: 'orders', dir: 'services/orders', port: loadOrdersConfig({}).PORT, heap: subgraphHeap },
+  { service: 'catalog', dir: 'services/catalog', port: loadCatalogConfig({}).PORT, heap: subgraphHeap },
+  { service: 'gateway', dir: 'gateway', port: loadGatewayConfig({}).PORT, heap: gatewayHeap },
 ];
 
 const dockerfile = read('Dockerfile');
@@ -43,7 +47,7 @@ const stages = (() => {
 })();
 const argsOf = (lines: string[]) => lines.filter((line) => line.startsWith('ARG ')).map((line) => line.slice(4).split('=')[0]!);
 
-describe.each(deployables)('$service image', ({ service, dir, port }) => {
+describe.each(deployables)('$service image', ({ service, dir, port, heap }) => {
   const pkg = JSON.parse(read(`${dir}/package.json`)) as { name: string; scripts: Record<string, string> };
 
   it('is built from the repository root by the one Dockerfile, with its workspace, directory, port and Node.js flags as arguments', () => {
@@ -62,10 +66,10 @@ describe.each(deployables)('$service image', ({ service, dir, port }) => {
     expect(heapLimit(startFlags(dir))).not.toBe(heapLimit([]));
   });
 
-  it("sizes V8's heap for its pod, not from the pod's memory limit: 16 MB semi-spaces, the old generation grown 2.5x", () => {
+  it("sizes V8's heap for its pod, not from the pod's memory limit: 16 MB semi-spaces, the old generation's growth bounded", () => {
     // Node sizes the heap from a container's limit, so small that the gateway took 1.7-2.2x the CPU per request in
     // its 512 MiB pod and the subgraphs up to 1.6x in theirs (README, Memory).
-    expect(startFlags(dir)).toEqual(['--max-semi-space-size=16', '--heap-growing-percent=150']);
+    expect(startFlags(dir)).toEqual(heap);
   });
 });
 
