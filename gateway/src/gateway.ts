@@ -23,7 +23,7 @@ import { corsOrigins, introspectionMode, subgraphUrlOverrides, upstreamSettings,
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
-import { hiveLogger, useSubgraphRequestIds } from './logging.js';
+import { hiveLogger, subgraphRequestId } from './logging.js';
 import { requestDeadline, useHttpSemantics } from './http.js';
 import { useApiSchemaIntrospection, useIntrospectionPolicy } from './introspection.js';
 import { useIncrementalDelivery } from './defer.js';
@@ -113,14 +113,14 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     cors: corsPolicy(corsOrigins(config)),
     ...graphiqlOptions(config, auth.jwtSecret),
     logging: hiveLogger(logger, config.LOG_LEVEL),
-    // Request IDs are ours: taken by the HTTP server below and the WebSocket server, sent on by useSubgraphRequestIds.
+    // Request IDs are ours: taken by the HTTP server below and the WebSocket server, sent on with the caller's headers.
     requestId: false,
     // Identity flows to the subgraphs as the caller's own bearer token, which they verify themselves. It is part of
     // the key under which identical in-flight subgraph queries are shared, so different identities never share an
-    // answer. The request ID (useSubgraphRequestIds puts it on each fetch) is not, so a shared subgraph request carries
-    // the ID of the request that started it.
+    // answer. The request ID (logging.ts) is not, so a shared subgraph request carries the ID of the request that
+    // started it.
     propagateHeaders: {
-      fromClientToSubgraphs: ({ request }) => callerHeaders(request),
+      fromClientToSubgraphs: ({ request }) => ({ ...callerHeaders(request), ...subgraphRequestId() }),
     },
     plugins: (context) => [
       // First, so that its request span holds every other plugin's work.
@@ -150,7 +150,6 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       useQueryCancellation(),
       useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
       useResponseHeaders(),
-      useSubgraphRequestIds(),
       // Last, so that it shares the subscribe function every other plugin has settled on.
       useSubscriptionSharing(),
     ],

@@ -1,6 +1,5 @@
 // The Hive runtime's own log lines go through the process's pino logger: the same JSON lines, request IDs and
 // redaction as ours, never its multi-line ANSI console format.
-import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { Logger as HiveLogger, type LogLevel } from '@graphql-hive/logger';
 import { PinoLogWriter } from '@graphql-hive/logger/writers/pino';
 import { REQUEST_ID_HEADER, currentRequest, type Logger } from '@ordergraph/core';
@@ -49,17 +48,14 @@ export function hiveLogger(logger: Logger, level: string): HiveLogger | false {
 }
 
 /**
- * Every subgraph call carries the ID its request runs under (gateway.ts and websocket.ts set it; core's logger holds
- * it for the request's whole async life, and adds it to every log line, the runtime's included). In place of the
- * runtime's useRequestId (`requestId: false`), which would take the same ID again and give each request a child
- * logger of its own, and skips WebSocket operations.
+ * The header that carries the ID its request runs under (gateway.ts and websocket.ts set it; core's logger holds it
+ * for the request's whole async life, and adds it to every log line, the runtime's included) to each subgraph call,
+ * over HTTP and WebSocket alike; gateway.ts propagates it with the caller's own headers. In place of the runtime's
+ * useRequestId (`requestId: false`), which would take the same ID again, give each request a child logger of its
+ * own, and skip WebSocket operations. Not a fetch hook of its own: each one costs the runtime a payload object per
+ * subgraph call.
  */
-export function useSubgraphRequestIds(): GatewayPlugin {
-  return {
-    onFetch({ options, setOptions }) {
-      const requestId = currentRequest()?.requestId;
-      const headers = options.headers as Record<string, string> | undefined;
-      if (requestId && !headers?.[REQUEST_ID_HEADER]) setOptions({ ...options, headers: { ...headers, [REQUEST_ID_HEADER]: requestId } });
-    },
-  };
+export function subgraphRequestId(): Record<string, string> {
+  const requestId = currentRequest()?.requestId;
+  return requestId ? { [REQUEST_ID_HEADER]: requestId } : {};
 }
