@@ -3,9 +3,9 @@
 import type { IncomingMessage } from 'node:http';
 import { getRetryInfo, isRetryExecutionRequest, useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { defaultPrintFn } from '@graphql-tools/executor-common';
-import { isAsyncIterable } from '@graphql-tools/utils';
+import { isAsyncIterable, type Executor } from '@graphql-tools/utils';
 import { ErrorCode, SIGNATURE_EXTENSION, signOperation, type Logger } from '@ordergraph/core';
-import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import { GraphQLError, Kind, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { requestSignalOf } from './request-signals.js';
 
 export interface UpstreamSettings {
@@ -104,30 +104,24 @@ const expiries = new WeakMap<object, AbortSignal>();
  * cleared as soon as the call ends. A query past its timeout is cancelled at its subgraph (useQueryCancellation); a
  * mutation is not, as when its client leaves: the write completes, and the client has its GATEWAY_TIMEOUT.
  */
-function useSubgraphTimeout(timeoutOf: (subgraph: string, document: DocumentNode) => number | undefined): GatewayPlugin {
-  return {
-    onSubgraphExecute({ subgraphName, executionRequest, executor, setExecutor }) {
-      const timeoutMs = timeoutOf(subgraphName, executionRequest.document);
-      if (!timeoutMs) return;
-      setExecutor(async (request) => {
-        const expiry = new AbortController();
-        let timer: NodeJS.Timeout | undefined;
-        const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const error = timedOut(subgraphName, timeoutMs);
-            reject(error);
-            expiry.abort(error);
-          }, timeoutMs);
-        });
-        expiries.set(request, expiry.signal);
-        try {
-          return await Promise.race([executor(request), deadline]);
-        } finally {
-          clearTimeout(timer);
-          expiries.delete(request);
-        }
-      });
-    },
+function withTimeout(executor: Executor, subgraphName: string, timeoutMs: number): Executor {
+  return async (request) => {
+    const expiry = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = timedOut(subgraphName, timeoutMs);
+        reject(error);
+        expiry.abort(error);
+      }, timeoutMs);
+    });
+    expiries.set(request, expiry.signal);
+    try {
+      return await Promise.race([executor(request), deadline]);
+    } finally {
+      clearTimeout(timer);
+      expiries.delete(request);
+    }
   };
 }
 
@@ -337,27 +331,34 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
         setResponse(new Answer(null, { status: response.status, statusText: response.statusText, headers: response.headers }));
       }),
   };
-  const useCircuitBreaker: GatewayPlugin = {
-    onSubgraphExecute({ subgraphName, executor, setExecutor }) {
-      // Failures are returned as a result with errors, as the HTTP transport reports its own, so that the planner
-      // places them on the fields this subgraph owns (a thrown error would lose its path).
-      setExecutor(async (request) => {
-        if (!breakerOf(subgraphName).admit()) return { errors: [circuitOpen(subgraphName)] };
-        // A call its client abandoned (its connection closed: useQueryCancellation cancels it) says nothing about the
-        // subgraph, however it ended.
-        const abandoned = () => !!request.signal?.aborted || !!(request.context as { request?: Request } | undefined)?.request?.signal?.aborted;
-        try {
-          const result = await executor(request);
-          // A subscription's stream is judged by whether it could start.
-          record(subgraphName, abandoned() ? undefined : Symbol.asyncIterator in Object(result) || !failedInTransport(result));
-          return result;
-        } catch (error) {
-          const timedOut = error instanceof GraphQLError && isTimeout(error);
-          record(subgraphName, timedOut || !abandoned() ? false : undefined);
-          if (error instanceof GraphQLError && TRANSPORT_FAILURES.has(error.extensions['code'])) return { errors: [error] };
-          throw error;
-        }
-      });
+  // Failures are returned as a result with errors, as the HTTP transport reports its own, so that the planner places
+  // them on the fields this subgraph owns (a thrown error would lose its path).
+  const withBreaker = (executor: Executor, subgraphName: string): Executor => async (request) => {
+    if (!breakerOf(subgraphName).admit()) return { errors: [circuitOpen(subgraphName)] };
+    // A call its client abandoned (its connection closed: useQueryCancellation cancels it) says nothing about the
+    // subgraph, however it ended.
+    const abandoned = () => !!request.signal?.aborted || !!(request.context as { request?: Request } | undefined)?.request?.signal?.aborted;
+    try {
+      const result = await executor(request);
+      // A subscription's stream is judged by whether it could start.
+      record(subgraphName, abandoned() ? undefined : Symbol.asyncIterator in Object(result) || !failedInTransport(result));
+      return result;
+    } catch (error) {
+      const timedOut = error instanceof GraphQLError && isTimeout(error);
+      record(subgraphName, timedOut || !abandoned() ? false : undefined);
+      if (error instanceof GraphQLError && TRANSPORT_FAILURES.has(error.extensions['code'])) return { errors: [error] };
+      throw error;
+    }
+  };
+  /**
+   * The breaker outside the timeout, the timeout around the retries, in one hook: each hook costs the runtime a payload
+   * object per subgraph call. A subscription lives as long as its client wants it: no timeout (its start is bounded by
+   * the transport's).
+   */
+  const useCallPolicy: GatewayPlugin = {
+    onSubgraphExecute({ subgraphName, executionRequest, executor, setExecutor }) {
+      const timeoutMs = hasOperation(executionRequest.document, 'subscription') ? undefined : timeoutOf(subgraphName);
+      setExecutor(withBreaker(timeoutMs ? withTimeout(executor, subgraphName, timeoutMs) : executor, subgraphName));
     },
   };
   return {
@@ -374,9 +375,7 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
             }
           : undefined,
       ),
-      // A subscription lives as long as its client wants it: no timeout (its start is bounded by the transport's).
-      useSubgraphTimeout((subgraphName, document) => (hasOperation(document, 'subscription') ? undefined : timeoutOf(subgraphName))),
-      useCircuitBreaker,
+      useCallPolicy,
       useServerErrorsAsFailures,
     ],
     states: () => Object.fromEntries([...breakers].map(([name, breaker]) => [name, breaker.state])),

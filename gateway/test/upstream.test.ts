@@ -11,13 +11,13 @@ type SubgraphExecutePayload = Parameters<NonNullable<GatewayPlugin['onSubgraphEx
 /** A subgraph call as the plugin sees it (the runtime's executor type is generic over every request it may carry). */
 type Call = (request: { document: DocumentNode; signal?: AbortSignal }) => unknown;
 
-/** The executor the timeout plugin puts around `inner` for a call of `subgraph`, undefined when it leaves it alone. */
-function timed(inner: Call, subgraph = 'catalog', document = parse('{ product(id: "p-1") { id } }')): Call | undefined {
-  const timeout = upstreams(settings, createLogger('upstream-test', 'silent')).plugins[1]!;
+/** The executor the call policy (the circuit breaker around the timeout) puts around `inner` for a call of `subgraph`. */
+function timed(inner: Call, subgraph = 'catalog', document = parse('{ product(id: "p-1") { id } }')): Call {
+  const policy = upstreams(settings, createLogger('upstream-test', 'silent')).plugins[1]!;
   let wrapped: Call | undefined;
   const payload = { subgraphName: subgraph, executionRequest: { document }, executor: inner, setExecutor: (executor: Call) => (wrapped = executor) };
-  void timeout.onSubgraphExecute?.(payload as unknown as SubgraphExecutePayload);
-  return wrapped;
+  void policy.onSubgraphExecute?.(payload as unknown as SubgraphExecutePayload);
+  return wrapped!;
 }
 
 describe('the subgraph call timeout', () => {
@@ -27,7 +27,7 @@ describe('the subgraph call timeout', () => {
     const executor = timed((given) => {
       seen = given;
       return Promise.resolve({ data: { product: { id: 'p-1' } } });
-    })!;
+    });
     await expect(executor(request)).resolves.toEqual({ data: { product: { id: 'p-1' } } });
     expect(seen).toBe(request);
     expect(seen?.signal).toBeUndefined();
@@ -46,11 +46,13 @@ describe('the subgraph call timeout', () => {
       };
       void cancellation.onFetch?.({ options: { body }, context: {}, executionRequest: request, fetchFn, setFetchFn: (given: typeof fetchFn) => (fetchFn = given) } as never);
       return fetchFn('http://orders/graphql', { method: 'POST', body });
-    }, 'orders', parse('{ orders { id } }'))!;
+    }, 'orders', parse('{ orders { id } }'));
     const started = Date.now();
-    const failure = await Promise.resolve(executor({ document: parse('{ orders { id } }') })).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(GraphQLError);
-    expect((failure as GraphQLError).extensions).toMatchObject({ code: 'GATEWAY_TIMEOUT', serviceName: 'orders' });
+    // The breaker hands the failure back as a result, so that the planner places it on the subgraph's fields.
+    const { errors } = (await executor({ document: parse('{ orders { id } }') })) as { errors: unknown[] };
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(GraphQLError);
+    expect((errors[0] as GraphQLError).extensions).toMatchObject({ code: 'GATEWAY_TIMEOUT', serviceName: 'orders' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(15);
     expect(sent?.aborted).toBe(true);
   });
@@ -61,14 +63,16 @@ describe('the subgraph call timeout', () => {
     const executor = timed((request) => {
       seen = request.signal;
       return new Promise((_, reject) => request.signal!.addEventListener('abort', () => reject(request.signal!.reason)));
-    })!;
+    });
     const result = Promise.resolve(executor({ document: parse('{ product(id: "p-1") { id } }'), signal: client.signal })).catch((error: unknown) => error);
     client.abort(new Error('client went away'));
     expect(((await result) as Error).message).toBe('client went away');
     expect(seen?.aborted).toBe(true);
   });
 
-  it('gives subscriptions no timeout', () => {
-    expect(timed(() => ({ data: {} }), 'orders', parse('subscription { orderUpdated { id } }'))).toBeUndefined();
+  it('gives subscriptions no timeout', async () => {
+    // Three times the orders subgraph's 20 ms.
+    const executor = timed(() => new Promise((resolve) => setTimeout(() => resolve({ data: {} }), 60)), 'orders', parse('subscription { orderUpdated { id } }'));
+    await expect(executor({ document: parse('subscription { orderUpdated { id } }') })).resolves.toEqual({ data: {} });
   });
 });
