@@ -2,9 +2,10 @@
 // receiver started here, some in http/json and some in http/protobuf. One query is one trace rooted at the gateway,
 // `traceparent` flows gateway -> subgraphs -> subgraph-to-subgraph calls, a delivered subscription event links to its
 // mutation's trace, and log lines carry the trace and span IDs.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
-import { graphql, startOtlpReceiver, startRedis, subscribe, token, waitFor, wsClient, type OtlpReceiver, type ReceivedSpan, type TestRedis } from '@ordergraph/testkit';
+import { graphql, readCounter, startOtlpReceiver, startRedis, subscribe, token, waitFor, wsClient, type OtlpReceiver, type ReceivedSpan, type TestRedis } from '@ordergraph/testkit';
 import { startProcessSupergraph, type ProcessSupergraph } from '@ordergraph/testkit/e2e';
 
 let receiver: OtlpReceiver;
@@ -177,4 +178,33 @@ it("links a delivered subscription event to its mutation's trace", async () => {
   } finally {
     await client.dispose();
   }
+});
+
+it("does not count a request its client left as errors: its cancelled spans end unset, marked client_closed, and its call is not retried", async () => {
+  const traceId = randomBytes(16).toString('hex');
+  // The catalog stopped: the gateway's call waits until the client gives up.
+  supergraph.processes.catalog.signal('SIGSTOP');
+  try {
+    const controller = new AbortController();
+    const answer = fetch(supergraph.url, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}`, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+      body: JSON.stringify({ query: `query Abandoned { product(id: "${toGlobalId('Product', 'product-0001')}") { name } }` }),
+    }).catch((error: unknown) => error);
+    const metrics = supergraph.url.replace(/\/graphql$/, '/metrics');
+    await waitFor(async () => (await readCounter(metrics, 'gateway_subgraph_requests_in_flight', { subgraph: 'catalog' })) > 0, 'the call to the catalog under way');
+    controller.abort();
+    await answer;
+  } finally {
+    supergraph.processes.catalog.signal('SIGCONT');
+  }
+  const ended = (name: string) => inTrace(traceId).find((span) => span.service === 'gateway' && span.name === name);
+  await waitFor(() => ended('POST /graphql') !== undefined, "the abandoned request's span");
+  const gatewaySpans = inTrace(traceId).filter((span) => span.service === 'gateway');
+  const cancelled = gatewaySpans.filter((span) => span.attributes['ordergraph.client_closed'] === true);
+  // The subgraph fetch and the execution it failed: each still records why, as an event.
+  expect(cancelled.map((span) => span.name).sort()).toEqual(['graphql.execute', 'http.fetch']);
+  for (const span of cancelled) expect(span.events.some((event) => event.attributes['exception.message'] === 'The client closed the connection')).toBe(true);
+  expect(gatewaySpans.filter((span) => span.status.code === 2)).toEqual([]);
 });

@@ -12,11 +12,13 @@ export const setRequestSignal = (request: IncomingMessage, signal: AbortSignal):
  */
 export const requestSignalOf = (request: IncomingMessage | undefined): AbortSignal | undefined => request && signals.get(request);
 
+export const CLIENT_CLOSED_MESSAGE = 'The client closed the connection';
+
 /** Why a request's signal aborts when its client leaves before the answer. */
 export class ClientClosedError extends Error {
   override name = 'ClientClosedError';
   constructor() {
-    super('The client closed the connection');
+    super(CLIENT_CLOSED_MESSAGE);
   }
 }
 

@@ -271,10 +271,13 @@ const answeredError = (error: unknown): boolean => error instanceof GraphQLError
  * past a short timeout, as SUBGRAPH_TIMEOUT. Here the last attempt's failure is final at once; what is retried is the
  * runtime's default: a 5xx, 429 or Retry-After answer, or a failure that is not a subgraph's own GraphQL error.
  * The runtime waits what a Retry-After asks: one that ends past the call's `deadline` is answered at once, as the
- * refusal it is, not as the SUBGRAPH_TIMEOUT waiting for it would end in.
+ * refusal it is, not as the SUBGRAPH_TIMEOUT waiting for it would end in. A call whose request is over (its client
+ * left, or its deadline passed) is not retried.
  */
 const worthRetrying = (maxRetries: number, deadline: number) => ({ executionRequest, executionResult, response }: RetryPayload): boolean => {
   if (isRetryExecutionRequest(executionRequest) && getRetryInfo(executionRequest).attempt >= maxRetries) return false;
+  // Its client left or its deadline passed: nobody waits for another attempt.
+  if (requestSignalOf((executionRequest.context as { req?: IncomingMessage } | undefined)?.req)?.aborted) return false;
   const wait = retryAfterMs(response?.headers.get('retry-after'));
   if (wait !== undefined && Date.now() + wait >= deadline) return false;
   if (response && (response.status >= 500 || response.status === 429 || wait !== undefined)) return true;

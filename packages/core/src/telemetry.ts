@@ -16,6 +16,27 @@ export interface TelemetryOptions {
    * OpenTelemetry plugin traces its requests and subgraph fetches itself.
    */
   instrument: boolean;
+  /**
+   * Span processors that run before the exporters' own (those OTEL_TRACES_EXPORTER and the OTLP variables configure),
+   * to amend a span in `onEnding`, while it can still be changed.
+   */
+  spanProcessors?: SpanAmender[];
+}
+
+/** A span processor that amends spans as they end (OpenTelemetry's SpanProcessor, its `onEnding` given). */
+export interface SpanAmender {
+  onStart(): void;
+  onEnding(span: EndingSpan): void;
+  onEnd(): void;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** The part of an ending span (the SDK's Span, still writable in `onEnding`) an amender reads and changes. */
+export interface EndingSpan {
+  status: { code: number; message?: string };
+  readonly events: readonly { name: string; attributes?: Record<string, unknown> }[];
+  setAttribute(key: string, value: string | number | boolean): unknown;
 }
 
 /** The API, once the SDK has started; unset while tracing is off. */
@@ -38,13 +59,25 @@ async function nodeInstrumentations() {
   ];
 }
 
+type NodeSdkOptions = NonNullable<ConstructorParameters<typeof import('@opentelemetry/sdk-node').NodeSDK>[0]>;
+
+/**
+ * The processors the SDK builds from OTEL_TRACES_EXPORTER and the OTLP variables when given none: given processors of
+ * our own, it builds none, so they are asked for here. The SDK does not export the function (its package has no
+ * `exports` map, so the module is reachable); e2e/opentelemetry.test.ts fails if it moves.
+ */
+async function exportingProcessors(): Promise<unknown[]> {
+  const { getSpanProcessorsFromEnv } = (await import('@opentelemetry/sdk-node/build/src/utils.js' as string)) as { getSpanProcessorsFromEnv(): unknown[] };
+  return getSpanProcessorsFromEnv();
+}
+
 /**
  * Starts the OpenTelemetry Node SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set; the SDK itself reads the exporter's
  * protocol, the sampler and the resource from the OTEL_* variables. Call it before anything imports `http`, express
  * or graphql, so that their instrumentation can wrap them. An invalid OTEL_* value ends the process as any invalid
  * setting does (runProcess is not running yet): one fatal JSON line naming the variable, exit code 1.
  */
-export async function startTelemetry(service: string, { instrument }: TelemetryOptions): Promise<Telemetry | undefined> {
+export async function startTelemetry(service: string, { instrument, spanProcessors = [] }: TelemetryOptions): Promise<Telemetry | undefined> {
   let settings;
   try {
     settings = loadConfig(telemetryEnvSchema);
@@ -53,15 +86,17 @@ export async function startTelemetry(service: string, { instrument }: TelemetryO
     process.exit(1);
   }
   if (!settings.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
-  const [{ NodeSDK }, otel, instrumentations] = await Promise.all([
+  const [{ NodeSDK }, otel, instrumentations, exporters] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/api'),
     instrument ? nodeInstrumentations() : Promise.resolve([]),
+    spanProcessors.length ? exportingProcessors() : Promise.resolve(undefined),
   ]);
   const named = settings.OTEL_SERVICE_NAME !== undefined || /(^|,)\s*service\.name=/.test(settings.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sdk = new NodeSDK({
     ...(named ? {} : { serviceName: service }),
     instrumentations,
+    ...(exporters ? { spanProcessors: [...spanProcessors, ...exporters] as NonNullable<NodeSdkOptions['spanProcessors']> } : {}),
     // Traces only: metrics are served to Prometheus on /metrics, logs are JSON lines on stdout.
     metricReaders: [],
     logRecordProcessors: [],

@@ -16,6 +16,10 @@ export interface ReceivedSpan {
   kind: number;
   attributes: Record<string, unknown>;
   links: { traceId: string; spanId: string }[];
+  /** OTLP's status code (0 unset, 1 ok, 2 error) and message. */
+  status: { code: number; message?: string };
+  /** Its events (an `exception` for each error recorded), by name with their attributes. */
+  events: { name: string; attributes: Record<string, unknown> }[];
   /** How it arrived: `json` or `protobuf`. */
   encoding: 'json' | 'protobuf';
 }
@@ -47,6 +51,8 @@ interface OtlpSpan {
   kind?: number;
   attributes?: OtlpKeyValue[];
   links?: { traceId: string; spanId: string }[];
+  status?: { code?: number; message?: string };
+  events?: { name: string; attributes?: OtlpKeyValue[] }[];
 }
 interface OtlpTraces {
   resourceSpans?: { resource?: { attributes?: OtlpKeyValue[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
@@ -87,6 +93,8 @@ function flatten(traces: OtlpTraces, encoding: ReceivedSpan['encoding']): Receiv
         kind: span.kind ?? 0,
         attributes: attributesOf(span.attributes),
         links: (span.links ?? []).map((link) => ({ traceId: hexId(link.traceId, encoding)!, spanId: hexId(link.spanId, encoding)! })),
+        status: { code: span.status?.code ?? 0, ...(span.status?.message ? { message: span.status.message } : {}) },
+        events: (span.events ?? []).map((event) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
         encoding,
       })),
     );
