@@ -23,11 +23,11 @@ export class ClientClosedError extends Error {
   }
 }
 
+/** The signal of the HTTP request an operation's context belongs to (its `req`), as requestSignalOf. */
+export const contextSignalOf = (context: unknown): AbortSignal | undefined => requestSignalOf((context as { req?: IncomingMessage } | null | undefined)?.req);
+
 /**
  * Whether the client of an HTTP request (a context's `req`) left before its answer: whatever failed after that failed
  * because the gateway cancelled it, and nobody reads the result.
  */
-export const clientLeft = (context: unknown): boolean => {
-  const request = (context as { req?: IncomingMessage } | null | undefined)?.req;
-  return requestSignalOf(request)?.reason instanceof ClientClosedError;
-};
+export const clientLeft = (context: unknown): boolean => contextSignalOf(context)?.reason instanceof ClientClosedError;

@@ -6,7 +6,7 @@ import { defaultPrintFn } from '@graphql-tools/executor-common';
 import { isAsyncIterable, type Executor } from '@graphql-tools/utils';
 import { ErrorCode, SIGNATURE_EXTENSION, signOperation, type Logger } from '@ordergraph/core';
 import { GraphQLError, Kind, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
-import { requestSignalOf } from './request-signals.js';
+import { contextSignalOf, requestSignalOf } from './request-signals.js';
 
 export interface UpstreamSettings {
   /** ms a subgraph call may take, retries included. */
@@ -277,7 +277,7 @@ const answeredError = (error: unknown): boolean => error instanceof GraphQLError
 const worthRetrying = (maxRetries: number, deadline: number) => ({ executionRequest, executionResult, response }: RetryPayload): boolean => {
   if (isRetryExecutionRequest(executionRequest) && getRetryInfo(executionRequest).attempt >= maxRetries) return false;
   // Its client left or its deadline passed: nobody waits for another attempt.
-  if (requestSignalOf((executionRequest.context as { req?: IncomingMessage } | undefined)?.req)?.aborted) return false;
+  if (contextSignalOf(executionRequest.context)?.aborted) return false;
   const wait = retryAfterMs(response?.headers.get('retry-after'));
   if (wait !== undefined && Date.now() + wait >= deadline) return false;
   if (response && (response.status >= 500 || response.status === 429 || wait !== undefined)) return true;
