@@ -154,6 +154,8 @@ describe('a Sentinel-watched primary that hangs', () => {
     const redis = createRedis(target!, createLogger('test', 'silent'));
     try {
       await redis.set('before', '1');
+      // Replication is asynchronous: the write must reach the replica before its primary stops (WAIT for 1 replica).
+      await redis.wait(1, 5_000);
       await sentinel.failover({ hang: true });
       // Without the watchdog the connection stays on the stopped primary and every command times out for good.
       await waitFor(async () => (await redis.set('after', '1').then(() => true, () => false)), 'a write to reach the new primary', 60_000);
