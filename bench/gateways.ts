@@ -125,6 +125,10 @@ async function main() {
   console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   buildEntries();
   const redis = await startRedis();
+  stopOnSignals(async () => {
+    await stopAll(3_000);
+    await redis.close();
+  });
   const subgraphs = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
   const urls = Object.fromEntries(Object.entries(subgraphs).map(([name, port]) => [name, `http://127.0.0.1:${port}/graphql`]));
   console.log('starting subgraphs (production mode, seeded embedded stores)');
@@ -244,5 +248,4 @@ async function main() {
   process.exitCode = failed ? 1 : 0;
 }
 
-stopOnSignals(() => stopAll(3_000));
 await main();

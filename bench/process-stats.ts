@@ -12,9 +12,16 @@ export function processCpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
-/** A process's resident set size now, in MB. */
+/** A process's resident set size now, in MB; 0 once it has exited (a sampler may outlive it by one tick). */
 export function processRssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB$/m);
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  const line = /^VmRSS:\s+(\d+) kB$/m.exec(status);
   return line ? Number(line[1]) / 1024 : 0;
 }
 

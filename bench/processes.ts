@@ -2,6 +2,7 @@
 // their teardown: on the normal way out, on failure and on Ctrl-C, no child outlives the command.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startFlags } from '../scripts/deployment-files.js';
 
@@ -28,25 +29,48 @@ export function buildEntries(): void {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
+/** Lines of a child's own output kept to say why it died: its last log lines (JSON, LOG_LEVEL=warn in the benchmarks). */
+const KEPT_OUTPUT_LINES = 20;
+/** Children being stopped on purpose: any other exit of a named child ends the benchmark, whose figures need it. */
+const stopping = new WeakSet<ChildProcess>();
+/** What stops everything a command started (stopOnSignals sets it): run when a named child dies, as on Ctrl-C. */
+let cleanupAll: () => Promise<void> = () => stopAll(3_000);
+
 /**
  * Forks an entry of this repository and keeps it on the list `stopAll` ends. JavaScript (a built entry) runs on plain
  * Node; TypeScript through tsx, or with `typeStripping` on Node's own type stripping, for scripts that import only
- * packages (the bench/servers gateways: no transpiler in a process whose CPU and memory are measured).
+ * packages (the bench/servers gateways: no transpiler in a process whose CPU and memory are measured). A `name`d child
+ * (a service or gateway `start` runs) that exits before `stop` asks it to ends the command, which says which process,
+ * how it ended and its last output.
  */
 export function forkScript(
   script: string,
   args: string[],
-  options: { env?: Record<string, string | undefined>; execArgv?: string[]; stdout?: 'ignore' | 'inherit'; typeStripping?: boolean } = {},
+  options: { name?: string; env?: Record<string, string | undefined>; execArgv?: string[]; stdout?: 'ignore' | 'inherit'; typeStripping?: boolean } = {},
 ): ChildProcess {
   const loader = script.endsWith('.ts') && !options.typeStripping ? TSX : [];
   const child = fork(resolve(ROOT, script), args, {
     cwd: ROOT,
     execArgv: [...loader, ...(options.execArgv ?? [])],
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', options.stdout ?? 'ignore', 'inherit', 'ipc'],
+    stdio: ['ignore', options.stdout === 'inherit' ? 'inherit' : 'pipe', 'inherit', 'ipc'],
   });
+  const output: string[] = [];
+  if (options.stdout !== 'inherit') {
+    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) => {
+      output.push(line);
+      if (output.length > KEPT_OUTPUT_LINES) output.shift();
+    });
+  }
   children.push(child);
   child.once('exit', () => children.splice(children.indexOf(child), 1));
+  // 'close' comes after its output has been read to the end.
+  child.once('close', (code, signal) => {
+    const name = options.name;
+    if (name === undefined || stopping.has(child)) return;
+    console.error(`\n${name} (pid ${child.pid}) exited unexpectedly (${signal ?? `code ${code}`}); its last output:\n${output.join('\n') || '(none)'}`);
+    void cleanupAll().finally(() => process.exit(1));
+  });
   return child;
 }
 
@@ -65,6 +89,7 @@ export async function start(
   const workspace = BUILT_ENTRY.exec(script)?.[1];
   const flags = workspace && options.startFlags !== false ? startFlags(workspace) : [];
   const child = forkScript(script, args, {
+    name,
     ...(options.typeStripping ? { typeStripping: true } : {}),
     execArgv: [...flags, ...(options.execArgv ?? [])],
     env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...env },
@@ -85,6 +110,7 @@ export async function start(
 /** SIGTERM (a profiled process writes its profile as it exits), then SIGKILL if it has not exited `graceMs` later. */
 export function stop(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  stopping.add(child);
   return new Promise((done) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     child.once('exit', () => {
@@ -102,10 +128,11 @@ export async function stopAll(graceMs?: number): Promise<void> {
 
 /**
  * On Ctrl-C or SIGTERM: runs `cleanup` (which should stop everything it started, e.g. with stopAll) and exits 130; a
- * second signal, or a cleanup that takes longer than 15 s, kills what is left at once. On any other exit (an uncaught
- * error), children still running are killed.
+ * second signal, or a cleanup that takes longer than 15 s, kills what is left at once. A named child's unexpected exit
+ * runs it too (forkScript). On any other exit (an uncaught error), children still running are killed.
  */
 export function stopOnSignals(cleanup: () => Promise<void>): void {
+  cleanupAll = cleanup;
   let interrupted = false;
   const kill = () => {
     for (const child of children) child.kill('SIGKILL');
