@@ -4,8 +4,8 @@ import type { IncomingMessage } from 'node:http';
 import { getRetryInfo, isRetryExecutionRequest, useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { defaultPrintFn } from '@graphql-tools/executor-common';
 import { isAsyncIterable, type Executor } from '@graphql-tools/utils';
-import { ErrorCode, SIGNATURE_EXTENSION, signOperation, type Logger } from '@ordergraph/core';
-import { GraphQLError, Kind, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import { ErrorCode, SIGNATURE_EXTENSION, signOperation, signedQueryJson, type Logger } from '@ordergraph/core';
+import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { contextSignalOf, requestSignalOf } from './request-signals.js';
 
 export interface UpstreamSettings {
@@ -392,9 +392,14 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
  * CPU per request in the benchmark's scenario (a).
  */
 export function useSubgraphSignature(secret: string): GatewayPlugin {
+  // Each subgraph query's signed text, by its document: the planner keeps one document per fetch of a plan.
+  const signedQueries = new WeakMap<DocumentNode, string>();
   return {
     onSubgraphExecute({ executionRequest }) {
-      const signature = signOperation(secret, { query: defaultPrintFn(executionRequest.document), variables: executionRequest.variables });
+      const { document } = executionRequest;
+      let queryJson = signedQueries.get(document);
+      if (queryJson === undefined) signedQueries.set(document, (queryJson = signedQueryJson(defaultPrintFn(document))));
+      const signature = signOperation(secret, { queryJson, variables: executionRequest.variables });
       executionRequest.extensions = { ...executionRequest.extensions, [SIGNATURE_EXTENSION]: signature };
     },
   };

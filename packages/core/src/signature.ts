@@ -16,15 +16,23 @@ const stableJson = configure({ deterministic: true, circularValue: TypeError });
 /** The key of each secret, made once: a string secret is turned into a key on every call otherwise. */
 const keys = new Map<string, KeyObject>();
 
+/** A query's JSON text as it is signed: a caller that signs the same query again and again may keep it (upstream.ts). */
+export const signedQueryJson = (query: string): string => stableJson(query)!;
+
 /**
  * The signature of an operation, the one Hive Gateway's `hmacSignature` writes (its defaultParamsSerializer's text:
  * `{"query":…,"variables":…}`, variables left out when empty), so either side may be Hive's own plugin. Made with
- * node:crypto at once: WebCrypto's `subtle.sign`, which Hive's plugin uses, costs about 65 µs of CPU per call.
+ * node:crypto at once: WebCrypto's `subtle.sign`, which Hive's plugin uses, costs about 65 µs of CPU per call. The
+ * text is fed to the HMAC in parts, never built whole; a `queryJson` kept (signedQueryJson) spares escaping the query.
  */
-export function signOperation(secret: string, operation: { query: string; variables?: Record<string, unknown> | undefined }): string {
+export function signOperation(
+  secret: string,
+  operation: { variables?: Record<string, unknown> | undefined } & ({ query: string } | { queryJson: string }),
+): string {
   const variables = operation.variables && Object.keys(operation.variables).length > 0 ? operation.variables : undefined;
-  const signed = stableJson({ query: operation.query, variables }) ?? '';
   let key = keys.get(secret);
   if (!key) keys.set(secret, (key = createSecretKey(Buffer.from(secret, 'utf8'))));
-  return createHmac('sha256', key).update(signed).digest('base64');
+  const hmac = createHmac('sha256', key).update('{"query":').update('queryJson' in operation ? operation.queryJson : signedQueryJson(operation.query));
+  if (variables) hmac.update(',"variables":').update(stableJson(variables)!);
+  return hmac.update('}').digest('base64');
 }

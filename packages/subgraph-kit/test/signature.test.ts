@@ -3,10 +3,13 @@
 import { useHmacUpstreamSignature } from '@graphql-mesh/hmac-upstream-signature';
 import { parse, print, stripIgnoredCharacters } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { signedQueryJson } from '@ordergraph/core';
 import { SIGNATURE_EXTENSION, isSignedWith, signOperation } from '../src/signature.js';
 
 const SECRET = 'signature-test-secret-of-32-characters!';
 const QUERY = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Product { id currentPrice } } }';
+/** A query whose text JSON escapes: quotes, a backslash, a line separator and characters beyond ASCII in a literal. */
+const QUERY_WITH_ESCAPES = '{ search(text: "é \\"quoted\\" \\\\ \u2028 😀") { __typename } }';
 
 /** What the gateway puts in a subgraph request's extensions for `query` and `variables`. */
 async function signedByTheGateway(query: string, variables?: Record<string, unknown>) {
@@ -31,9 +34,11 @@ describe('subgraph operation signatures', () => {
       // Keys out of order at every depth, and values JSON escapes: the signed text sorts and escapes as Hive's does.
       { z: { b: [1, 2.5, -0, null, true], a: 'é "quoted" \\ \n \u2028 😀' }, a: [{ y: null, x: {} }, []], 'ü': 1e21, B: 'b' },
     ];
-    for (const given of variables) {
-      const sent = await signedByTheGateway(QUERY, given);
+    for (const [query, given] of [...variables.map((given) => [QUERY, given] as const), [QUERY_WITH_ESCAPES, variables[0]] as const]) {
+      const sent = await signedByTheGateway(query, given);
       expect(sent.extensions?.[SIGNATURE_EXTENSION]).toBe(signOperation(SECRET, sent));
+      // The gateway keeps each query's signed text (signedQueryJson) and signs with it.
+      expect(signOperation(SECRET, { queryJson: signedQueryJson(sent.query), ...(given ? { variables: given } : {}) })).toBe(sent.extensions?.[SIGNATURE_EXTENSION]);
       expect(isSignedWith(SECRET, sent)).toBe(true);
     }
   });
