@@ -97,3 +97,56 @@ describe('@whatwg-node/promise-helpers is one copy', () => {
     }
   });
 });
+
+describe('@graphql-hive/router-runtime is patched where its plan execution allocates per entity', () => {
+  const NAME = '@graphql-hive/router-runtime';
+  const dist = (file: string) => readFileSync(resolve(REPO_ROOT, 'node_modules', NAME, 'dist', file), 'utf8');
+  /** A top-level function of a module's text, made callable (it calls only itself). */
+  const functionOf = (text: string, name: string) => {
+    const start = text.indexOf(`\nfunction ${name}(`);
+    const body = text.slice(start, text.indexOf('\nfunction ', start + 1));
+    return new Function(`${body}; return ${name};`)() as (value: unknown) => string;
+  };
+  /** 1.4.23's own stableStringify, as the patch found it: the key of each entity representation the planner dedupes by. */
+  function original(value: unknown): string {
+    if (value == null) return 'null';
+    if (value === true) return 'true';
+    if (value === false) return 'false';
+    const type = typeof value;
+    if (type === 'number' || type === 'bigint') return (value as number).toString();
+    if (type === 'string') return JSON.stringify(value);
+    if (Array.isArray(value)) return `[${value.map((item) => original(item)).join(',')}]`;
+    if (type === 'object') {
+      const entries = Object.entries(value as object)
+        .filter(([, entryValue]) => entryValue !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([key, entryValue]) => `${original(key)}:${original(entryValue)}`);
+      return `{${entries.join(',')}}`;
+    }
+    return 'null';
+  }
+
+  it('at the version the patch was written for, applied to both module formats (patches/)', () => {
+    const patch = `patches/${NAME.replace('/', '+')}+${installed(NAME).version}.patch`;
+    expect(readFileSync(resolve(REPO_ROOT, patch), 'utf8')).toContain('function stableStringify');
+    for (const file of ['index.js', 'index.cjs']) {
+      // The flatten path is walked by index, not by copying its rest at every step.
+      expect(dist(file)).toContain('const segment = remainingPath[at];');
+      expect(dist(file)).not.toContain('const [segment, ...rest] = remainingPath;');
+    }
+  });
+
+  it('keys every representation as 1.4.23 did: same text for the same value, whatever the order of its keys', () => {
+    const values: unknown[] = [
+      null, undefined, true, false, 0, -0, 1.5, 1e21, Number.NaN, 10n, '', 'é "quoted" \\ \n \u2028 😀',
+      [], [1, undefined, null, 'a', [2, [3]]], [, 1], // eslint-disable-line no-sparse-arrays
+      { __typename: 'Product', id: 'p1' }, { id: 'p1', __typename: 'Product' },
+      { b: 1, a: { d: [1, { z: 1, y: undefined, x: 2 }], c: 'c' }, 10: 'ten', 9: 'nine', ü: 1, B: 2 },
+      { skipped: undefined }, { f: () => 1, s: Symbol('s') },
+    ];
+    for (const file of ['index.js', 'index.cjs']) {
+      const patched = functionOf(dist(file), 'stableStringify');
+      for (const value of values) expect(patched(value), file).toBe(original(value));
+    }
+  });
+});
