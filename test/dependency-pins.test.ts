@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import semver from 'semver';
+import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@ordergraph/composition';
 
@@ -147,6 +148,51 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
     for (const file of ['index.js', 'index.cjs']) {
       const patched = functionOf(dist(file), 'stableStringify');
       for (const value of values) expect(patched(value), file).toBe(original(value));
+    }
+  });
+});
+
+describe('@graphql-tools/executor-http is patched so that a call whose variables hold no file does not clone them', () => {
+  const NAME = '@graphql-tools/executor-http';
+  const QUERY = 'query ($r: [_Any!]!, $f: Upload) { _entities(representations: $r) { __typename } }';
+  type Executors = typeof import('@graphql-tools/executor-http');
+
+  /** The body each format's executor sends for `variables`: its fetch option is the seam where it hands a call over. */
+  async function bodiesSent(variables: Record<string, unknown>): Promise<unknown[]> {
+    const esm: Executors = await import(NAME);
+    const cjs = createRequire(resolve(REPO_ROOT, 'package.json'))(NAME) as Executors;
+    const bodies: unknown[] = [];
+    for (const { buildHTTPExecutor } of [esm, cjs]) {
+      const executor = buildHTTPExecutor({
+        endpoint: 'http://subgraph.invalid/graphql',
+        fetch: async (_url: string, init?: RequestInit) => {
+          bodies.push(init?.body);
+          return new Response('{"data":{"_entities":[]}}', { headers: { 'content-type': 'application/json' } });
+        },
+      });
+      await executor({ document: parse(QUERY), variables });
+    }
+    return bodies;
+  }
+
+  it('at the version the patch was written for, applied to both module formats (patches/)', () => {
+    const patch = `patches/${NAME.replace('/', '+')}+${installed(NAME).version}.patch`;
+    expect(readFileSync(resolve(REPO_ROOT, patch), 'utf8')).toContain('function mayHoldFiles');
+    for (const file of ['index.js', 'index.cjs']) {
+      expect(readFileSync(resolve(REPO_ROOT, 'node_modules', NAME, 'dist', file), 'utf8')).toContain('if (!mayHoldFiles(vars, 0)) {');
+    }
+  });
+
+  it('sends variables without files as JSON, as before, and a file anywhere among them as a multipart upload', async () => {
+    const variables = { r: [{ __typename: 'Product', id: 'p1', nested: { list: [1, 'two', null, { deep: true }] } }], f: null };
+    for (const body of await bodiesSent(variables)) {
+      expect(typeof body).toBe('string');
+      expect(JSON.parse(body as string)).toMatchObject({ variables });
+    }
+    const withFile = { r: [{ __typename: 'Product', id: 'p1', nested: { list: [new File(['x'], 'x.txt')] } }] };
+    for (const body of await bodiesSent(withFile)) {
+      const map = JSON.parse(String((body as FormData).get('map')));
+      expect(map).toEqual({ 0: ['variables.r.0.nested.list.0'] });
     }
   });
 });
