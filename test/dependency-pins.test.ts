@@ -134,6 +134,8 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
       // The flatten path is walked by index, not by copying its rest at every step.
       expect(dist(file)).toContain('const segment = remainingPath[at];');
       expect(dist(file)).not.toContain('const [segment, ...rest] = remainingPath;');
+      // Whether an enum value is @inaccessible is read from the supergraph once per value, not for every one answered.
+      expect(dist(file)).toContain('} else if (isInaccessibleEnumValue(executionContext.supergraphSchema, enumValue)) {');
     }
   });
 
