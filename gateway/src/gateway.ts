@@ -41,6 +41,7 @@ import { useSubscriptionSharing } from './subscription-sharing.js';
 import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
 import { callerHeaders, upstreams, useQueryCancellation, useReadinessReport, useSubgraphSignature } from './upstream.js';
 import { serveWebSockets } from './websocket.js';
+import { withOneSubgraphExecuteHook } from './subgraph-execute-hooks.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
 export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
@@ -125,33 +126,36 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     plugins: (context) => [
       // First, so that its request span holds every other plugin's work.
       ...(openTelemetry ? [openTelemetry(context, GRAPHQL_ENDPOINT)] : []),
-      inputLimits(config),
-      // Before the metrics, so that the refusals the authorization directives add to a result are counted with it.
-      ...authorization.plugins,
-      useMetrics(registry, config.METRICS_OPERATION_NAMES),
-      useAuthentication(verify, logger),
-      useHttpSemantics(GRAPHQL_ENDPOINT),
-      useIntrospectionPolicy(introspectionMode(config)),
-      useApiSchemaIntrospection(),
-      useSubscriptionRequests(),
-      useErrorPolicy(publicError),
-      useIncrementalDelivery(),
-      // Before the multipart processor, which streams the subscriptions whose Accept yoga's event stream does not take.
-      useEventStreams(),
-      useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
-      subscriptions.plugin,
-      useResultCompletion(authorization.documentAsSent),
-      useQueryPlanInspection(),
-      ...edge,
-      // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production
-      // the subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
-      ...(subgraphSigningSecret ? [useSubgraphSignature(subgraphSigningSecret)] : []),
-      ...subgraphCalls.plugins,
-      useQueryCancellation(),
-      useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
-      useResponseHeaders(),
-      // Last, so that it shares the subscribe function every other plugin has settled on.
-      useSubscriptionSharing(),
+      // Their subgraph hooks as one (subgraph-execute-hooks.ts), in this order.
+      ...withOneSubgraphExecuteHook([
+        inputLimits(config),
+        // Before the metrics, so that the refusals the authorization directives add to a result are counted with it.
+        ...authorization.plugins,
+        useMetrics(registry, config.METRICS_OPERATION_NAMES),
+        useAuthentication(verify, logger),
+        useHttpSemantics(GRAPHQL_ENDPOINT),
+        useIntrospectionPolicy(introspectionMode(config)),
+        useApiSchemaIntrospection(),
+        useSubscriptionRequests(),
+        useErrorPolicy(publicError),
+        useIncrementalDelivery(),
+        // Before the multipart processor, which streams the subscriptions whose Accept yoga's event stream does not take.
+        useEventStreams(),
+        useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
+        subscriptions.plugin,
+        useResultCompletion(authorization.documentAsSent),
+        useQueryPlanInspection(),
+        ...edge,
+        // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production
+        // the subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
+        ...(subgraphSigningSecret ? [useSubgraphSignature(subgraphSigningSecret)] : []),
+        ...subgraphCalls.plugins,
+        useQueryCancellation(),
+        useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
+        useResponseHeaders(),
+        // Last, so that it shares the subscribe function every other plugin has settled on.
+        useSubscriptionSharing(),
+      ]),
     ],
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
