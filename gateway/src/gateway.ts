@@ -41,7 +41,7 @@ import { useSubscriptionSharing } from './subscription-sharing.js';
 import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
 import { callerHeaders, upstreams, useQueryCancellation, useReadinessReport, useSubgraphSignature } from './upstream.js';
 import { serveWebSockets } from './websocket.js';
-import { withOneSubgraphExecuteHook } from './subgraph-execute-hooks.js';
+import { withSharedSubgraphHooks } from './subgraph-hooks.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
 export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
@@ -126,8 +126,8 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     plugins: (context) => [
       // First, so that its request span holds every other plugin's work.
       ...(openTelemetry ? [openTelemetry(context, GRAPHQL_ENDPOINT)] : []),
-      // Their subgraph hooks as one (subgraph-execute-hooks.ts), in this order.
-      ...withOneSubgraphExecuteHook([
+      // Their hooks around each subgraph call, one of each kind (subgraph-hooks.ts), in this order.
+      ...withSharedSubgraphHooks([
         inputLimits(config),
         // Before the metrics, so that the refusals the authorization directives add to a result are counted with it.
         ...authorization.plugins,
