@@ -15,82 +15,26 @@ type FetchHook = OnFetchHook<Record<string, unknown>>;
 type FetchPayload = Parameters<FetchHook>[0];
 
 /**
- * What each onSubgraphExecute hook is given: the runtime's payload, read through, with the executor and the request as
- * the hooks before it left them (each of the runtime's payloads is made when its hook is called, with the values of
- * that moment). The setters are bound: hooks take them out of the payload.
+ * What each hook is given: the runtime's payload, read through (its prototype), with the fields its setters change kept
+ * as the hooks before it left them: each of the runtime's payloads is made when its hook is called, with the values of
+ * that moment. The setters are own closures: hooks take them out of the payload.
  */
-class SharedSubgraphExecutePayload {
-  executor: SubgraphExecutePayload['executor'];
-  executionRequest: SubgraphExecutePayload['executionRequest'];
-  readonly setExecutor = (executor: SubgraphExecutePayload['executor']) => {
-    this.executor = executor;
-    this.payload.setExecutor(executor);
-  };
-  readonly setExecutionRequest = (executionRequest: SubgraphExecutePayload['executionRequest']) => {
-    this.executionRequest = executionRequest;
-    this.payload.setExecutionRequest(executionRequest);
-  };
-  constructor(private readonly payload: SubgraphExecutePayload) {
-    this.executor = payload.executor;
-    this.executionRequest = payload.executionRequest;
+function sharedPayload<P extends object>(payload: P, fields: Partial<Record<keyof P, keyof P>>): P {
+  const shared = Object.create(payload) as Record<PropertyKey, unknown>;
+  const runtime = payload as Record<PropertyKey, unknown>;
+  for (const [setter, field] of Object.entries(fields) as [PropertyKey, PropertyKey][]) {
+    shared[field] = runtime[field];
+    shared[setter] = (value: unknown) => {
+      // The runtime keeps a URL as text (setURL); so does the shared payload.
+      shared[field] = value instanceof URL ? String(value) : value;
+      (runtime[setter] as (value: unknown) => void)(value);
+    };
   }
-  get subgraph() {
-    return this.payload.subgraph;
-  }
-  get subgraphName() {
-    return this.payload.subgraphName;
-  }
-  get transportEntry() {
-    return this.payload.transportEntry;
-  }
-  get log() {
-    return this.payload.log;
-  }
+  return shared as P;
 }
 
-/**
- * What each onFetch hook is given, as above: the fetch function, URL and options as the hooks before it left them.
- * A hook that ends the call with its own response (endResponse) is the last to run.
- */
-class SharedFetchPayload {
-  fetchFn: FetchPayload['fetchFn'];
-  url: string;
-  options: FetchPayload['options'];
-  ended = false;
-  readonly setFetchFn = (fetchFn: FetchPayload['fetchFn']) => {
-    this.fetchFn = fetchFn;
-    this.payload.setFetchFn(fetchFn);
-  };
-  readonly setURL = (url: URL | string) => {
-    this.url = String(url);
-    this.payload.setURL(url);
-  };
-  readonly setOptions = (options: FetchPayload['options']) => {
-    this.options = options;
-    this.payload.setOptions(options);
-  };
-  readonly endResponse = (response: Parameters<FetchPayload['endResponse']>[0]) => {
-    this.ended = true;
-    this.payload.endResponse(response);
-  };
-  constructor(private readonly payload: FetchPayload) {
-    this.fetchFn = payload.fetchFn;
-    this.url = payload.url;
-    this.options = payload.options;
-  }
-  get context() {
-    return this.payload.context;
-  }
-  get logger() {
-    return this.payload.logger;
-  }
-  get info() {
-    return this.payload.info;
-  }
-  get executionRequest() {
-    return this.payload.executionRequest;
-  }
-}
+const EXECUTE_SETTERS = { setExecutor: 'executor', setExecutionRequest: 'executionRequest' } as const;
+const FETCH_SETTERS = { setFetchFn: 'fetchFn', setURL: 'url', setOptions: 'options' } as const;
 
 /** Calls `hooks` from `first` on, in order, collecting what they return; waits only for a hook that returns a promise. */
 function runFrom<P, D>(hooks: ((payload: P) => unknown)[], first: number, payload: P, dones: D[], stop: () => boolean): MaybePromise<D[]> {
@@ -167,12 +111,16 @@ function mergeHooks<K extends 'onSubgraphExecute' | 'onFetch'>(
  */
 export function withSharedSubgraphHooks(plugins: GatewayPlugin[]): GatewayPlugin[] {
   const executing = mergeHooks(plugins, 'onSubgraphExecute', (hooks) => (payload) =>
-    then(runFrom<SharedSubgraphExecutePayload, SubgraphExecuteDone>(hooks as never, 0, new SharedSubgraphExecutePayload(payload), [], never), allSubgraphExecuteDone),
+    then(runFrom<SubgraphExecutePayload, SubgraphExecuteDone>(hooks, 0, sharedPayload(payload, EXECUTE_SETTERS), [], never), allSubgraphExecuteDone),
   );
-  return mergeHooks(executing, 'onFetch', (hooks) => (payload) => {
-    const shared = new SharedFetchPayload(payload as FetchPayload);
-    return then(runFrom<SharedFetchPayload, OnFetchHookDone>(hooks as never, 0, shared, [], () => shared.ended), (dones) =>
-      shared.ended ? undefined : allFetchDone(dones),
-    );
+  return mergeHooks(executing, 'onFetch', (hooks) => (runtimePayload) => {
+    // A hook that ends the call with its own response (endResponse) is the last to run.
+    let ended = false;
+    const payload = sharedPayload(runtimePayload as FetchPayload, FETCH_SETTERS);
+    payload.endResponse = (response) => {
+      ended = true;
+      runtimePayload.endResponse(response);
+    };
+    return then(runFrom<FetchPayload, OnFetchHookDone>(hooks as FetchHook[], 0, payload, [], () => ended), (dones) => (ended ? undefined : allFetchDone(dones)));
   });
 }
