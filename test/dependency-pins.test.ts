@@ -16,6 +16,8 @@ interface Manifest {
 }
 const read = (path: string) => JSON.parse(readFileSync(resolve(REPO_ROOT, path), 'utf8')) as Manifest;
 const installed = (name: string) => read(`node_modules/${name}/package.json`);
+/** The patch (patches/, applied by patch-package) of the installed version of a package. */
+const patchOf = (name: string) => readFileSync(resolve(REPO_ROOT, `patches/${name.replace('/', '+')}+${installed(name).version}.patch`), 'utf8');
 const WORKSPACES = ['.', 'packages/core', 'packages/store', 'packages/subgraph-kit', 'packages/composition', 'packages/governance', 'packages/seed', 'packages/testkit', 'services/users', 'services/orders', 'services/catalog', 'gateway'];
 const ranges = (name: string) =>
   WORKSPACES.map((dir) => read(`${dir}/package.json`)).flatMap((pkg) => [pkg.dependencies?.[name], pkg.devDependencies?.[name]].filter((range) => range !== undefined));
@@ -85,8 +87,7 @@ describe('@whatwg-node/promise-helpers is one copy', () => {
   });
 
   it("runs 2.0.2's synchronous path, patched into 1.3.2 with 1.x's mapMaybePromise kept (patches/)", async () => {
-    const patch = `patches/${NAME.replace('/', '+')}+${installed(NAME).version}.patch`;
-    expect(readFileSync(resolve(REPO_ROOT, patch), 'utf8')).toContain('class FakePromise');
+    expect(patchOf(NAME)).toContain('class FakePromise');
     type Helpers = typeof import('@whatwg-node/promise-helpers');
     const esm: Helpers = await import(NAME);
     const cjs = createRequire(resolve(REPO_ROOT, 'package.json'))(NAME) as Helpers;
@@ -128,8 +129,7 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
   }
 
   it('at the version the patch was written for, applied to both module formats (patches/)', () => {
-    const patch = `patches/${NAME.replace('/', '+')}+${installed(NAME).version}.patch`;
-    expect(readFileSync(resolve(REPO_ROOT, patch), 'utf8')).toContain('function stableStringify');
+    expect(patchOf(NAME)).toContain('function stableStringify');
     for (const file of ['index.js', 'index.cjs']) {
       // The flatten path is walked by index, not by copying its rest at every step.
       expect(dist(file)).toContain('const segment = remainingPath[at];');
@@ -178,8 +178,7 @@ describe('@graphql-tools/executor-http is patched so that a call whose variables
   }
 
   it('at the version the patch was written for, applied to both module formats (patches/)', () => {
-    const patch = `patches/${NAME.replace('/', '+')}+${installed(NAME).version}.patch`;
-    expect(readFileSync(resolve(REPO_ROOT, patch), 'utf8')).toContain('function mayHoldFiles');
+    expect(patchOf(NAME)).toContain('function mayHoldFiles');
     for (const file of ['index.js', 'index.cjs']) {
       expect(readFileSync(resolve(REPO_ROOT, 'node_modules', NAME, 'dist', file), 'utf8')).toContain('if (!mayHoldFiles(vars, 0)) {');
     }
@@ -203,8 +202,7 @@ describe('@graphql-mesh/fusion-runtime is patched so that a subgraph call finds 
   const NAME = '@graphql-mesh/fusion-runtime';
 
   it('at the version the patch was written for, applied to both module formats (patches/); every e2e test calls through it', () => {
-    const patch = `patches/${NAME.replace('/', '+')}+${installed(NAME).version}.patch`;
-    expect(readFileSync(resolve(REPO_ROOT, patch), 'utf8')).toContain('subschemaByName');
+    expect(patchOf(NAME)).toContain('subschemaByName');
     for (const file of ['index.js', 'index.cjs']) {
       const text = readFileSync(resolve(REPO_ROOT, 'node_modules', NAME, 'dist', file), 'utf8');
       // Found once per name (and per set of subgraphs: a new supergraph starts afresh), not by converting every
