@@ -103,12 +103,22 @@ describe('@whatwg-node/promise-helpers is one copy', () => {
 describe('@graphql-hive/router-runtime is patched where its plan execution allocates per entity', () => {
   const NAME = '@graphql-hive/router-runtime';
   const dist = (file: string) => readFileSync(resolve(REPO_ROOT, 'node_modules', NAME, 'dist', file), 'utf8');
-  /** A top-level function of a module's text, made callable (it calls only itself). */
-  const functionOf = (text: string, name: string) => {
+  /** The text of a top-level function of a module's text. */
+  const functionText = (text: string, name: string) => {
     const start = text.indexOf(`\nfunction ${name}(`);
-    const body = text.slice(start, text.indexOf('\nfunction ', start + 1));
-    return new Function(`${body}; return ${name};`)() as (value: unknown) => string;
+    return text.slice(start, text.indexOf('\nfunction ', start + 1));
   };
+  /** A top-level function of a module's text, made callable (it calls only itself). */
+  const functionOf = (text: string, name: string) => new Function(`${functionText(text, name)}; return ${name};`)() as (value: unknown) => string;
+  /** router-runtime's own mergeDeep (its @graphql-tools/utils), which the patched merge still calls for nested values. */
+  const { mergeDeep } = createRequire(resolve(REPO_ROOT, 'node_modules', NAME, 'package.json'))('@graphql-tools/utils') as typeof import('@graphql-tools/utils');
+  type Merge = (target: object, source: object) => object;
+  /** The patch's in-place merge of a module's text, on that mergeDeep (the CommonJS text calls it as `utils.mergeDeep`). */
+  const mergeIntoOf = (text: string) =>
+    new Function('mergeDeep', 'utils', `${functionText(text, 'isMergeableObject')}\n${functionText(text, 'mergeInto')}; return mergeInto;`)(mergeDeep, { mergeDeep }) as Merge;
+  /** A value with every object as its entries in order, so that two values compare by key order too. */
+  const ordered = (value: unknown): unknown =>
+    Array.isArray(value) ? value.map(ordered) : value && typeof value === 'object' ? Object.entries(value).map(([key, entry]) => [key, ordered(entry)]) : value;
   /** 1.4.23's own stableStringify, as the patch found it: the key of each entity representation the planner dedupes by. */
   function original(value: unknown): string {
     if (value == null) return 'null';
@@ -134,8 +144,40 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
       // The flatten path is walked by index, not by copying its rest at every step.
       expect(dist(file)).toContain('const segment = remainingPath[at];');
       expect(dist(file)).not.toContain('const [segment, ...rest] = remainingPath;');
-      // Whether an enum value is @inaccessible is read from the supergraph once per value, not for every one answered.
-      expect(dist(file)).toContain('} else if (isInaccessibleEnumValue(executionContext.supergraphSchema, enumValue)) {');
+      // Whether an enum value or an object type is @inaccessible is read from the supergraph once, not for every one
+      // answered, and an enum value is projected without a closure made for it.
+      expect(dist(file)).toContain('} else if (isInaccessibleEnumValue(supergraphSchema, enumValue)) {');
+      expect(dist(file)).toContain('if (isInaccessibleObjectType(parentType)) {');
+      // Entities and fragments are merged into the object they complete, not into a copy of it assigned back.
+      expect(dist(file)).toContain('mergeInto(target, entity);');
+      expect(dist(file)).not.toMatch(/Object\.assign\(\s*(target|result|executionContext\.data),\s*(utils\.)?mergeDeep\(\[\1, (entity|responseData|projectedValue|projected)\], false, true, true\)/);
+    }
+  });
+
+  it('merges an entity or a fragment in place to what 1.4.23 assigned back from a merged copy', () => {
+    const cases: [Record<string, unknown>, Record<string, unknown>][] = [
+      // an entity completed by its subgraph: its key fields again, new fields, a nested list of entities
+      [{ __typename: 'User', id: 'u1' }, { __typename: 'User', id: 'u1', name: 'Ada', orders: [{ __typename: 'Order', id: 'o1' }] }],
+      // nested objects and lists of the same length merge member by member, into copies
+      [{ a: { x: 1, y: { z: 1 } }, list: [{ p: 1 }, { q: 2 }] }, { a: { y: { w: 2 }, v: 3 }, list: [{ r: 3 }, { s: 4 }] }],
+      // lists of other lengths are joined
+      [{ list: [1, 2] }, { list: [3] }],
+      // null, primitives and lists replace what was there; undefined replaces only what is missing or undefined
+      [{ a: { x: 1 }, b: null, c: 1, d: { x: 1 }, e: { x: 1 }, f: 1 }, { a: null, b: { x: 1 }, c: 'two', d: 's', e: [1], f: undefined }],
+      [{ a: undefined, b: 2 }, { a: { x: 1 }, c: undefined }],
+      // key order: the target's keys first, then the new ones in the source's order
+      [{ b: { y: 1 }, a: 2, 2: 'two' }, { c: 3, a: 4, b: { x: 1 }, 1: 'one' }],
+      [{}, {}],
+    ];
+    for (const file of ['index.js', 'index.cjs']) {
+      const mergeInto = mergeIntoOf(dist(file));
+      for (const [target, source] of cases) {
+        const before = structuredClone(target);
+        const expected = Object.assign(before, mergeDeep([before, structuredClone(source)], false, true, true));
+        const merged = structuredClone(target);
+        expect(mergeInto(merged, structuredClone(source)), file).toBe(merged);
+        expect(ordered(merged), file).toStrictEqual(ordered(expected));
+      }
     }
   });
 
