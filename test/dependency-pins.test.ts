@@ -148,6 +148,8 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
       // answered, and an enum value is projected without a closure made for it.
       expect(dist(file)).toContain('} else if (isInaccessibleEnumValue(supergraphSchema, enumValue)) {');
       expect(dist(file)).toContain('if (isInaccessibleObjectType(parentType)) {');
+      // Whether an operation is introspection only is decided once per document, not walked again per request.
+      expect(dist(file)).toMatch(/const isIntrospection = (utils\.)?memoize1\(function isIntrospection2\(document\) \{/);
       // Entities and fragments are merged into the object they complete, not into a copy of it assigned back.
       expect(dist(file)).toContain('mergeInto(target, entity);');
       expect(dist(file)).not.toMatch(/Object\.assign\(\s*(target|result|executionContext\.data),\s*(utils\.)?mergeDeep\(\[\1, (entity|responseData|projectedValue|projected)\], false, true, true\)/);
