@@ -164,7 +164,7 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
       [{ a: { x: 1, y: { z: 1 } }, list: [{ p: 1 }, { q: 2 }] }, { a: { y: { w: 2 }, v: 3 }, list: [{ r: 3 }, { s: 4 }] }],
       // lists of other lengths are joined
       [{ list: [1, 2] }, { list: [3] }],
-      // null, primitives and lists replace what was there; undefined replaces only what is missing or undefined
+      // null, primitives, lists and an explicit undefined replace what was there; an object completes an undefined
       [{ a: { x: 1 }, b: null, c: 1, d: { x: 1 }, e: { x: 1 }, f: 1 }, { a: null, b: { x: 1 }, c: 'two', d: 's', e: [1], f: undefined }],
       [{ a: undefined, b: 2 }, { a: { x: 1 }, c: undefined }],
       // key order: the target's keys first, then the new ones in the source's order
