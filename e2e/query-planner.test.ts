@@ -35,6 +35,19 @@ it.each([
   expect(codes(fromRust.body)).toEqual(codes(fromJs.body));
 });
 
+it('answers named and inline fragments over entities of three subgraphs as the JavaScript planner does', async () => {
+  const query = `fragment U on User { id name } fragment O on Order { id status total }
+    query ($id: ID!) { user(id: $id) { ...U orders(limit: 3) { ...O user { ...U } items { quantity product { ... on Product { name price } } } } } }`;
+  const variables = { id: toGlobalId('User', 'user-0001') };
+  const [fromRust, fromJs] = await Promise.all([rust, js].map((supergraph) => graphql(supergraph.url, query, { variables, token: admin })));
+  expect(fromRust.body.errors).toBeUndefined();
+  const user = (fromRust.body.data as { user: { name: string; orders: { status: string; user: { name: string }; items: { product: { name: string } }[] }[] } }).user;
+  expect(user.orders.length).toBeGreaterThan(0);
+  expect(user.orders[0]).toMatchObject({ status: expect.any(String), user: { name: user.name } });
+  expect(user.orders[0]!.items[0]!.product.name).toEqual(expect.any(String));
+  expect(fromRust.body).toEqual(fromJs.body);
+});
+
 it('shows the query plan to administrators who ask for it by header, in extensions.queryPlan, and to no one else', async () => {
   const variables = { id: toGlobalId('User', 'user-0001') };
   const planned = await graphql(rust.url, ORDERS, { variables, token: admin, headers: { 'x-ordergraph-query-plan': '1' } });

@@ -150,8 +150,10 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
       expect(dist(file)).toContain('if (isInaccessibleObjectType(parentType)) {');
       // Whether an operation is introspection only is decided once per document, not walked again per request.
       expect(dist(file)).toMatch(/const isIntrospection = (utils\.)?memoize1\(function isIntrospection2\(document\) \{/);
-      // Entities and fragments are merged into the object they complete, not into a copy of it assigned back.
+      // Entities and fragments are merged into the object they complete, not into a copy of it assigned back; a
+      // fragment that comes first in its selection set is projected into that object at once.
       expect(dist(file)).toContain('mergeInto(target, entity);');
+      expect(dist(file)).toContain('if (projectSelectionSet(data, selectionSet, type, executionContext, result) == null) {');
       expect(dist(file)).not.toMatch(/Object\.assign\(\s*(target|result|executionContext\.data),\s*(utils\.)?mergeDeep\(\[\1, (entity|responseData|projectedValue|projected)\], false, true, true\)/);
     }
   });
