@@ -39,7 +39,8 @@ it('answers named and inline fragments over entities of three subgraphs as the J
   const query = `fragment U on User { id name } fragment O on Order { id status total }
     query ($id: ID!) { user(id: $id) { ...U orders(limit: 3) { ...O user { ...U } items { quantity product { ... on Product { name price } } } } } }`;
   const variables = { id: toGlobalId('User', 'user-0001') };
-  const [fromRust, fromJs] = await Promise.all([rust, js].map((supergraph) => graphql(supergraph.url, query, { variables, token: admin })));
+  const ask = (supergraph: Supergraph) => graphql(supergraph.url, query, { variables, token: admin });
+  const [fromRust, fromJs] = await Promise.all([ask(rust), ask(js)]);
   expect(fromRust.body.errors).toBeUndefined();
   const user = (fromRust.body.data as { user: { name: string; orders: { status: string; user: { name: string }; items: { product: { name: string } }[] }[] } }).user;
   expect(user.orders.length).toBeGreaterThan(0);
