@@ -20,6 +20,11 @@ afterAll(async () => {
 const NODE = `query ($id: ID!) { node(id: $id) { __typename id ... on Order { status total user { id } } ... on Product { name price } } }`;
 const ORDERS = `query ($id: ID!) { user(id: $id) { name orders(limit: 5) { id status total user { name } items { quantity product { name } } } } }`;
 const codes = (body: { errors?: readonly { extensions?: Record<string, unknown> }[] }) => body.errors?.map((error) => error.extensions?.['code']);
+/** The same operation asked of both planners, as an administrator: the Rust one's answer, then the JavaScript one's. */
+const askBoth = (query: string, variables: Record<string, unknown>) => {
+  const ask = (supergraph: Supergraph) => graphql(supergraph.url, query, { variables, token: admin });
+  return Promise.all([ask(rust), ask(js)]);
+};
 
 it.each([
   ['entities across three subgraphs', ORDERS, { id: toGlobalId('User', 'user-0001') }],
@@ -28,8 +33,7 @@ it.each([
   ['an unknown order by node(id) { __typename id }, asked of its owner', `query ($id: ID!) { node(id: $id) { __typename id } }`, { id: toGlobalId('Order', 'nothing') }],
   ['a malformed ID', NODE, { id: 'garbage!' }],
 ])('%s', async (_case, query, variables) => {
-  const ask = (supergraph: typeof rust) => graphql(supergraph.url, query, { variables, token: admin });
-  const [fromRust, fromJs] = await Promise.all([ask(rust), ask(js)]);
+  const [fromRust, fromJs] = await askBoth(query, variables);
   expect(fromRust.status).toBe(fromJs.status);
   expect(fromRust.body.data).toEqual(fromJs.body.data);
   expect(codes(fromRust.body)).toEqual(codes(fromJs.body));
@@ -38,9 +42,7 @@ it.each([
 it('answers named and inline fragments over entities of three subgraphs as the JavaScript planner does', async () => {
   const query = `fragment U on User { id name } fragment O on Order { id status total }
     query ($id: ID!) { user(id: $id) { ...U orders(limit: 3) { ...O user { ...U } items { quantity product { ... on Product { name price } } } } } }`;
-  const variables = { id: toGlobalId('User', 'user-0001') };
-  const ask = (supergraph: Supergraph) => graphql(supergraph.url, query, { variables, token: admin });
-  const [fromRust, fromJs] = await Promise.all([ask(rust), ask(js)]);
+  const [fromRust, fromJs] = await askBoth(query, { id: toGlobalId('User', 'user-0001') });
   expect(fromRust.body.errors).toBeUndefined();
   const user = (fromRust.body.data as { user: { name: string; orders: { status: string; user: { name: string }; items: { product: { name: string } }[] }[] } }).user;
   expect(user.orders.length).toBeGreaterThan(0);

@@ -4,9 +4,8 @@
 // 5.6-5.9 % of the gateway's sampled allocations under the benchmark's scenario (b), 2.9 % with them as one.
 // Hand-written: neither the runtime nor envelop offers to compose hooks of these kinds.
 import type { GatewayPlugin, OnFetchHook, OnFetchHookDone } from '@graphql-hive/gateway-runtime';
-import { isPromise } from '@graphql-tools/utils';
+import { isPromise, type MaybePromise } from '@graphql-tools/utils';
 
-type MaybePromise<T> = T | Promise<T>;
 type SubgraphExecuteHook = NonNullable<GatewayPlugin['onSubgraphExecute']>;
 type SubgraphExecutePayload = Parameters<SubgraphExecuteHook>[0];
 type SubgraphExecuteDone = NonNullable<Exclude<Awaited<ReturnType<SubgraphExecuteHook>>, void>>;
