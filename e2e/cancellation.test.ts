@@ -17,11 +17,11 @@ import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const TYPE_DEFS = `
   extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])
-  type Query { slowAnswer: Int! probe: Int! }
+  type Query { slowAnswer: Int! slowEcho(value: Int!): Int! probe: Int! }
   type Mutation { slowWrite: Int! }
 `;
 
-/** The slow subgraph: `slowAnswer` and `slowWrite` wait for `release()`; each call's fate is counted. */
+/** The slow subgraph: `slowAnswer`, `slowEcho` and `slowWrite` wait for `release()`; each call's fate is counted. */
 function slowSubgraph() {
   let gate = Promise.withResolvers<void>();
   const counts = { started: 0, cut: 0, written: 0 };
@@ -39,6 +39,7 @@ function slowSubgraph() {
           Query: {
             probe: () => 1,
             slowAnswer: async (_: unknown, __: unknown, { res }: { res: ServerResponse }) => (await waitInside(res), 42),
+            slowEcho: async (_: unknown, { value }: { value: number }, { res }: { res: ServerResponse }) => (await waitInside(res), value),
           },
           Mutation: {
             slowWrite: async (_: unknown, __: unknown, { res }: { res: ServerResponse }) => {
@@ -145,6 +146,16 @@ describe('a client that leaves', () => {
     slow.release();
     expect(await staying.answer).toEqual({ data: { slowAnswer: 42 } });
     expect(slow.counts).toEqual({ started: 1, cut: 0, written: 0 });
+  });
+
+  it('shares a call only with an identical one: a query of the same length gets its own call and its own answer', async () => {
+    const [one, two] = [client('{ slowEcho(value: 1) }'), client('{ slowEcho(value: 2) }')];
+    await waitFor(() => slow.counts.started === 2, 'a call for each query');
+    const again = client('{ slowEcho(value: 2) }');
+    await waitFor(async () => (await callsWaiting()) === 3, 'the third client waiting on the second call');
+    expect(slow.counts.started).toBe(2);
+    slow.release();
+    expect(await Promise.all([one.answer, two.answer, again.answer])).toEqual([{ data: { slowEcho: 1 } }, { data: { slowEcho: 2 } }, { data: { slowEcho: 2 } }]);
   });
 
   it('never shares a call between callers of different credentials', async () => {

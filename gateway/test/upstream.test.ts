@@ -1,5 +1,8 @@
 // The subgraph call timeout: a call that answers leaves nothing listening or waiting behind it, one that does not is
 // cut at its timeout with the code the error policy maps to SUBGRAPH_TIMEOUT, and its query cancelled at the subgraph.
+// The calls useQueryCancellation lets through: one listener on each signal they wait on, freed by the transport's
+// disposal.
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { createLogger } from '@ordergraph/core';
@@ -74,5 +77,50 @@ describe('the subgraph call timeout', () => {
     // Three times the orders subgraph's 20 ms.
     const executor = timed(() => new Promise((resolve) => setTimeout(() => resolve({ data: {} }), 60)), 'orders', parse('subscription { orderUpdated { id } }'));
     await expect(executor({ document: parse('subscription { orderUpdated { id } }') })).resolves.toEqual({ data: {} });
+  });
+});
+
+describe('the calls useQueryCancellation lets through', () => {
+  /** A fetch through the plugin, as the HTTP executor makes it: with its transport's dispose signal. */
+  function fetchThrough(send: (init: RequestInit) => Promise<Response>, dispose: AbortSignal, client?: AbortSignal) {
+    const cancellation = useQueryCancellation();
+    return (body: string) => {
+      let fetchFn = (_url: string, init: RequestInit) => send(init);
+      const context = client ? { request: { signal: client } } : {};
+      void cancellation.onFetch?.({ options: { body }, context, executionRequest: { document: parse('{ orders { id } }') }, fetchFn, setFetchFn: (given: typeof fetchFn) => (fetchFn = given) } as never);
+      return fetchFn('http://orders/graphql', { method: 'POST', body, signal: dispose, headers: { authorization: 'Bearer t' } });
+    };
+  }
+
+  it('hang one listener on each signal they wait on, however many calls wait, and leave no waiter behind', async () => {
+    const dispose = new AbortController();
+    const client = new AbortController();
+    const answering = Promise.withResolvers<void>();
+    const fetch = fetchThrough(async (init) => (await answering.promise, new Response(String(init.body))), dispose.signal, client.signal);
+    const answers = Array.from({ length: 50 }, (_, index) => fetch(JSON.stringify({ query: `{ order(id: ${index}) { id } }` })));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Node's addEventListener walks a signal's listeners: one per waiting call made every call pay for all the others.
+    expect(getEventListeners(dispose.signal, 'abort')).toHaveLength(1);
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(1);
+    answering.resolve();
+    const bodies = await Promise.all((await Promise.all(answers)).map((answer) => answer.text()));
+    expect(bodies[7]).toBe(JSON.stringify({ query: '{ order(id: 7) { id } }' }));
+    // Every waiter gone: aborting now frees nobody, and throws nowhere.
+    client.abort(new Error('left late'));
+    dispose.abort(new Error('disposed late'));
+  });
+
+  it('free their callers when the transport is disposed, and cancel the call', async () => {
+    const dispose = new AbortController();
+    let sent: AbortSignal | undefined;
+    const fetch = fetchThrough((init) => {
+      sent = init.signal ?? undefined;
+      return new Promise<Response>(() => {});
+    }, dispose.signal);
+    const body = JSON.stringify({ query: '{ orders { id } }' });
+    const waiting = [fetch(body), fetch(body)].map((answer) => answer.catch((error: unknown) => error));
+    dispose.abort(new Error('disposed'));
+    for (const error of await Promise.all(waiting)) expect((error as Error).message).toBe('disposed');
+    expect(sent?.aborted).toBe(true);
   });
 });
