@@ -11,7 +11,38 @@ export const SIGNATURE_EXTENSION = 'hmac-signature';
  * JSON with every object's keys sorted: for JSON data, the text json-stable-stringify gives, which Hive's signing
  * plugin and its validation plugin for Yoga sign, in about a third of its time.
  */
-const stableJson = configure({ deterministic: true, circularValue: TypeError });
+const sortedJson = configure({ deterministic: true, circularValue: TypeError });
+
+/**
+ * Whether JSON.stringify writes `value` as sortedJson does: JSON data (plain objects and arrays of strings, numbers,
+ * booleans and null, at most 64 deep) whose objects' keys each come in sorted order, as the planner's entity
+ * representations do (`__typename` before `id`). Anything else goes to sortedJson.
+ */
+function inSortedOrder(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return true;
+  if (typeof value !== 'object' || depth > 64) return false;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) if (!inSortedOrder(value[index], depth + 1)) return false;
+    return true;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  let previous: string | undefined;
+  for (const key in value) {
+    if (previous !== undefined && !(previous < key)) return false;
+    previous = key;
+    const item = (value as Record<string, unknown>)[key];
+    if (item === undefined || !inSortedOrder(item, depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * sortedJson's text, written by JSON.stringify when the keys are in order already: half the time for 20 entity
+ * representations, and no sorting's garbage (safe-stable-stringify was 5 % of the gateway's sampled allocations under
+ * the benchmark's (b)).
+ */
+const stableJson = (value: unknown): string | undefined => (inSortedOrder(value) ? JSON.stringify(value) : sortedJson(value));
 
 /** The key of each secret, made once: a string secret is turned into a key on every call otherwise. */
 const keys = new Map<string, KeyObject>();

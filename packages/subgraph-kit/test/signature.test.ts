@@ -33,6 +33,10 @@ describe('subgraph operation signatures', () => {
       {},
       // Keys out of order at every depth, and values JSON escapes: the signed text sorts and escapes as Hive's does.
       { z: { b: [1, 2.5, -0, null, true], a: 'é "quoted" \\ \n \u2028 😀' }, a: [{ y: null, x: {} }, []], 'ü': 1e21, B: 'b' },
+      // Keys in order at every depth (written by JSON.stringify at once), with the same values and a lone surrogate.
+      { B: 'b', a: [{ x: {}, y: null }, []], n: [1, 2.5, -0, null, true, 1e21, NaN], r: [{ __typename: 'Product', id: 'é "quoted" \\ \n \u2028 😀 \ud800' }] },
+      // Integer-like keys, which objects enumerate in numeric order (9 before 10), and a value with toJSON.
+      { '1': 'one', '10': 'ten', '9': 'nine', at: new Date(0) },
     ];
     for (const [query, given] of [...variables.map((given) => [QUERY, given] as const), [QUERY_WITH_ESCAPES, variables[0]] as const]) {
       const sent = await signedByTheGateway(query, given);
