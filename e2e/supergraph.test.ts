@@ -13,8 +13,7 @@ const aliceId = toGlobalId('User', 'user-0001');
 const productId = (n: number) => toGlobalId('Product', `product-${String(n).padStart(4, '0')}`);
 
 beforeAll(async () => {
-  // The batching test's page of 50 orders with their items costs 1702 (e2e/limits.test.ts covers the default 1000).
-  supergraph = await startSupergraph({ gatewayEnv: { MAX_COMPLEXITY: '2000' } });
+  supergraph = await startSupergraph();
   [admin, alice, bob] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001'), token('USER', 'user-0002')]);
 });
 afterAll(() => supergraph?.stop());

@@ -24,7 +24,7 @@ const ranges = (name: string) =>
 
 describe('graphql stays on 16', () => {
   // The libraries our processes run on whose graphql peer range the README names.
-  const HOLDERS = ['@apollo/server', '@apollo/subgraph', '@graphql-hive/gateway-runtime', '@graphql-mesh/transport-http', '@escape.tech/graphql-armor-max-aliases'];
+  const HOLDERS = ['@apollo/server', '@apollo/subgraph', '@graphql-hive/gateway-runtime', '@graphql-mesh/transport-http'];
 
   it('while a library we run on does not accept graphql 17', () => {
     const refusing = HOLDERS.filter((name) => !semver.satisfies('17.0.0', installed(name).peerDependencies?.['graphql'] ?? '*'));

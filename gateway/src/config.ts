@@ -82,7 +82,9 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),
-  MAX_COMPLEXITY: count(1000).describe('Estimated cost an operation may reach: @cost weights (1 per field by default), lists multiplied by their @listSize or first/limit (10 when absent).'),
+  MAX_COMPLEXITY: count(5000).describe('Estimated cost an operation may reach: @cost weights (1 per field by default), lists multiplied by their @listSize or first/limit (10 when absent).'),
+  MAX_FIELDS: count(2000).describe('Field selections an operation may make once its fragments are expanded (a fragment spread twice counts twice), measured before anything else reads the document.'),
+  MAX_NESTING: count(64).describe('Brackets a document may nest (selection sets, argument lists, list and object values), checked before it is parsed; keep it above MAX_DEPTH.'),
   MAX_ALIASES: count(30).describe('Aliases an operation may use.'),
   MAX_TOKENS: count(5000).describe('Tokens a document may have.'),
   MAX_DIRECTIVES_PER_FIELD: count(10).describe('Directives one field may carry.'),

@@ -42,6 +42,8 @@ export const inputLimits = (config: GatewayConfig) =>
 // there is one, is charged what it measured); tracing times the execution itself.
 export function edgePlugins({ config, redis, logger, registry, graphqlEndpoint, readinessEndpoint }: EdgeOptions): GatewayPlugin[] {
   const operationLimits = {
+    maxNesting: config.MAX_NESTING,
+    maxFields: config.MAX_FIELDS,
     maxDepth: config.MAX_DEPTH,
     maxComplexity: config.MAX_COMPLEXITY,
     maxAliases: config.MAX_ALIASES,

@@ -1,6 +1,5 @@
-// Operation limits (tokens, names, depth, aliases, directives, duplicated fields, complexity), all enforced before any
-// subgraph is called.
-import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+// Operation limits (nesting, tokens, names, expanded size, depth, aliases, directives, duplicated fields, complexity), all
+// enforced before any subgraph is called.
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { getDirectiveExtensions } from '@graphql-tools/utils';
 import { ErrorCode } from '@ordergraph/core';
@@ -21,13 +20,15 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
   type SelectionSetNode,
-  type ValidationContext,
   type ValidationRule,
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+import { bracketNesting, expandedSizes } from './document-shape.js';
 import { operationNameTooLong, refusal } from './input.js';
 
 export interface OperationLimits {
+  maxNesting: number;
+  maxFields: number;
   maxDepth: number;
   maxComplexity: number;
   maxAliases: number;
@@ -37,8 +38,6 @@ export interface OperationLimits {
   maxOperationNameLength: number;
 }
 
-/** Introspection roots; their subtrees are bounded by graphql-js's own MaxIntrospectionDepthRule instead. */
-const INTROSPECTION_ROOTS = new Set(['__schema', '__type']);
 /** Arguments that name how many items a list field returns. */
 const PAGE_ARGUMENTS = ['first', 'last', 'limit'];
 const DEFAULT_LIST_FACTOR = 10;
@@ -47,13 +46,23 @@ const INTROSPECTION_LIST_FACTOR = 2;
 const MAX_EVALUATED_NODES = 10_000;
 const TOO_MANY_NODES = 'Query exceeds the maximum allowed number of nodes.';
 
+type ParserLimits = Pick<OperationLimits, 'maxNesting' | 'maxTokens' | 'maxOperationNameLength' | 'maxFields' | 'maxDepth' | 'maxAliases'>;
+
 /**
- * The document parser every edge plugin shares: graphql-js's own parser, aborting past the token limit, then refusing
- * an operation name over its limit (names label metrics and rate-limit buckets).
+ * The document parser every edge plugin shares, so that no plugin, library or planner ever holds a document over a
+ * limit: the nesting of its brackets is scanned first (graphql-js's parser recurses on it), then graphql-js's own
+ * parser aborts past the token limit, operation names over their limit are refused (names label metrics and
+ * rate-limit buckets), and each operation's size once its fragments are expanded (document-shape.ts, one linear pass)
+ * is held to the depth, alias and field limits.
  */
 export const limitedParser =
-  ({ maxTokens, maxOperationNameLength }: Pick<OperationLimits, 'maxTokens' | 'maxOperationNameLength'>) =>
+  (limits: ParserLimits) =>
   (source: string): DocumentNode => {
+    const { maxNesting, maxTokens, maxOperationNameLength, maxDepth, maxAliases, maxFields } = limits;
+    const nesting = bracketNesting(source, maxNesting);
+    if (nesting > maxNesting) {
+      throw refusal(ErrorCode.NESTING_LIMIT_EXCEEDED, `The document nests brackets deeper than ${maxNesting} levels`, { maxNesting });
+    }
     let document: DocumentNode;
     try {
       document = parse(source, { maxTokens });
@@ -67,55 +76,28 @@ export const limitedParser =
       const name = definition.kind === Kind.OPERATION_DEFINITION ? definition.name?.value : undefined;
       if (name && name.length > maxOperationNameLength) throw operationNameTooLong(name, maxOperationNameLength);
     }
+    for (const { depth, aliases, fields } of expandedSizes(document)) {
+      if (depth > maxDepth) {
+        throw refusal(ErrorCode.DEPTH_LIMIT_EXCEEDED, `Query depth ${depth} exceeds the maximum depth of ${maxDepth}`, { maxDepth, depth });
+      }
+      if (aliases > maxAliases) {
+        throw refusal(ErrorCode.ALIAS_LIMIT_EXCEEDED, `Aliases limit of ${maxAliases} exceeded, found ${countOf(aliases)}.`, { maxAliases });
+      }
+      if (fields > maxFields) {
+        throw refusal(ErrorCode.FIELD_LIMIT_EXCEEDED, `The operation selects ${countOf(fields)} fields once its fragments are expanded; at most ${maxFields} are allowed`, {
+          maxFields,
+          fields: Number.isSafeInteger(fields) ? fields : null,
+        });
+      }
+    }
     return document;
   };
 
+/** A count for a message: past 2^53 (a fragment bomb's), only its order of magnitude is exact anyway. */
+const countOf = (count: number): string => (Number.isSafeInteger(count) ? String(count) : `more than ${Number.MAX_SAFE_INTEGER}`);
+
 function limitExceeded(code: ErrorCode, message: string, extensions: Record<string, unknown>): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extensions } });
-}
-
-/**
- * The depth of a selection set: the longest chain of nested fields. Fragments add no level of their own (they are
- * only syntax); each fragment's depth is computed once, so a fragment spread many times costs nothing extra.
- */
-function depthOf(context: ValidationContext, selectionSet: SelectionSetNode, fragments: Map<string, number>): number {
-  let depth = 0;
-  for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) {
-      if (INTROSPECTION_ROOTS.has(selection.name.value)) continue;
-      depth = Math.max(depth, 1 + (selection.selectionSet ? depthOf(context, selection.selectionSet, fragments) : 0));
-    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      depth = Math.max(depth, depthOf(context, selection.selectionSet, fragments));
-    } else {
-      const name = selection.name.value;
-      if (!fragments.has(name)) {
-        fragments.set(name, 0); // a cycle (reported by NoFragmentCyclesRule) ends here
-        const fragment = context.getFragment(name);
-        fragments.set(name, fragment ? depthOf(context, fragment.selectionSet, fragments) : 0);
-      }
-      depth = Math.max(depth, fragments.get(name)!);
-    }
-  }
-  return depth;
-}
-
-function maxDepthRule(maxDepth: number): ValidationRule {
-  return function maxDepthRule(context): ASTVisitor {
-    const fragments = new Map<string, number>();
-    return {
-      OperationDefinition(operation) {
-        const depth = depthOf(context, operation.selectionSet, fragments);
-        if (depth > maxDepth) {
-          context.reportError(
-            limitExceeded(ErrorCode.DEPTH_LIMIT_EXCEEDED, `Query depth ${depth} exceeds the maximum depth of ${maxDepth}`, {
-              maxDepth,
-              depth,
-            }),
-          );
-        }
-      },
-    };
-  };
 }
 
 /** Hand-written: graphql-armor's max-directives counts directives per operation, the design bounds them per field. */
@@ -133,24 +115,6 @@ export function maxDirectivesPerFieldRule(maxDirectives: number): ValidationRule
     };
     return { Field: check, FragmentSpread: check, InlineFragment: check };
   };
-}
-
-function maxAliasesRuleWithCode(maxAliases: number): ValidationRule {
-  // graphql-armor counts aliases through fragments, `__typename` ones included once its allow-list is emptied; its own
-  // error has no code, so we report ours instead.
-  return maxAliasesRule({
-    n: maxAliases,
-    allowList: [],
-    propagateOnRejection: false,
-    onReject: [
-      (context, error) =>
-        context?.reportError(
-          new GraphQLError(error.message.replace(/^Syntax Error: /, ''), {
-            extensions: { code: ErrorCode.ALIAS_LIMIT_EXCEEDED, maxAliases },
-          }),
-        ),
-    ],
-  });
 }
 
 /**
@@ -366,17 +330,15 @@ function complexityCache() {
 /** The cost each operation was measured at, by its context, for tracing to report (tracing.ts). */
 export type MeasuredCosts = WeakMap<object, number>;
 
-// Tokens and operation names while parsing; depth, aliases, directives per field and duplicated fields in a first
-// validation pass of their own (the document's shape, before graphql-js validates it against the schema); complexity
-// just before execution (it depends on variables, and Yoga caches validation results per document, so a
+// Nesting, tokens, operation names and the expanded size (fields, depth, aliases) while parsing; directives per field and
+// duplicated fields, which need no expansion, in a first validation pass of their own (before graphql-js validates the
+// document against the schema); complexity just before execution (it depends on variables, and Yoga caches validation results per document, so a
 // variable-dependent rule must not live in validation).
 export function useOperationLimits(limits: OperationLimits, measured: MeasuredCosts = new WeakMap()): GatewayPlugin {
   const parseDocument = limitedParser(limits);
   const shapeRules = [
     maxDirectivesPerFieldRule(limits.maxDirectivesPerField),
     maxDuplicateFieldsRule(limits.maxDuplicateFields),
-    maxAliasesRuleWithCode(limits.maxAliases),
-    maxDepthRule(limits.maxDepth),
   ];
   const complexityOf = complexityCache();
   const checkComplexity = ({ args, setResultAndStopExecution }: {

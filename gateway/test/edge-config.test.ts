@@ -30,7 +30,9 @@ describe('edge settings', () => {
   it('default to the limits of the design', () => {
     expect(loadGatewayConfig({})).toMatchObject({
       MAX_DEPTH: 7,
-      MAX_COMPLEXITY: 1000,
+      MAX_COMPLEXITY: 5000,
+      MAX_FIELDS: 2000,
+      MAX_NESTING: 64,
       MAX_ALIASES: 30,
       MAX_TOKENS: 5000,
       MAX_DIRECTIVES_PER_FIELD: 10,
