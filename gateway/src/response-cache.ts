@@ -106,7 +106,7 @@ const UNIDENTIFIED = '#unidentified';
  * with no ID drops every response holding `Type`. Root types are no entities; scalars and enums (the plugin infers a
  * null field's type) hold none. Over-invalidation is the price of never serving a stale entity.
  */
-function indexingEntities(cache: Cache, schemaOf: () => GraphQLSchema | undefined): Cache {
+export function indexingEntities(cache: Cache, schemaOf: () => GraphQLSchema | undefined): Cache {
   const objectTypes = (typename: string): string[] => {
     const schema = schemaOf();
     const type = schema?.getType(typename);
