@@ -1,0 +1,58 @@
+// Foreign federation shapes (@interfaceObject, @provides, null keys, node(id), @requires, unions, @override) through
+// our gateway for every kind of caller and through the bare Hive Gateway runtime: all must give the answer written by
+// hand, and the response cache must not change what an anonymous caller's query asks of the subgraphs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { graphql, token } from '@ordergraph/testkit';
+import { serveShape, type ServedShape } from './federation-shapes/harness.js';
+import { SHAPES } from './federation-shapes/shapes.js';
+
+let tokens: { ADMIN: string; USER: string };
+beforeAll(async () => {
+  tokens = { ADMIN: await token('ADMIN', 'user-0000'), USER: await token('USER', 'user-0001') };
+});
+
+/** What the comparison looks at: the data and the error codes, in order. */
+async function answer(url: string, query: string, bearer?: string) {
+  const { body } = await graphql(url, query, bearer ? { token: bearer } : {});
+  return { data: body.data, errorCodes: (body.errors ?? []).map((error) => error.extensions?.['code'] as unknown) };
+}
+
+/** The operations each subgraph received since the last call, each subgraph's in order of arrival. */
+function take(served: ServedShape): Record<string, string[]> {
+  const taken: Record<string, string[]> = {};
+  for (const [name, calls] of served.received) taken[name] = calls.splice(0);
+  return taken;
+}
+
+for (const shape of SHAPES) {
+  describe(shape.name, () => {
+    let served: ServedShape;
+    beforeAll(async () => {
+      served = await serveShape(shape);
+    });
+    afterAll(async () => {
+      await served?.stop();
+    });
+
+    for (const { query, data, errorCodes = [] } of shape.queries) {
+      it(query, async () => {
+        const expected = { data, errorCodes };
+        take(served);
+        const admin = await answer(served.gateway, query, tokens.ADMIN);
+        const adminCalls = take(served);
+        const anonymous = await answer(served.gateway, query);
+        const anonymousCalls = take(served);
+        const user = await answer(served.gateway, query, tokens.USER);
+        const runtime = await answer(served.runtime, query);
+
+        expect({ runtime }).toEqual({ runtime: expected });
+        expect({ admin }).toEqual({ admin: expected });
+        expect({ user }).toEqual({ user: expected });
+        expect({ anonymous }).toEqual({ anonymous: expected });
+        // No @cacheControl here, so nothing is cached: the anonymous query asks exactly what the administrator's did.
+        expect(anonymousCalls).toEqual(adminCalls);
+        expect(Object.values(adminCalls).flat().length).toBeGreaterThan(0);
+      });
+    }
+  });
+}
