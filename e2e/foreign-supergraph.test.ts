@@ -144,6 +144,11 @@ describe('INCLUDE_SUBGRAPH_ERRORS', () => {
     expect(await errorsOf({ NODE_ENV: 'production', INCLUDE_SUBGRAPH_ERRORS: 'true' })).toEqual(expected(MISDIRECTED, UNOPINIONATED));
   });
 
+  it('does the same on the JavaScript planner, kept as a way back', async () => {
+    expect(await errorsOf({ QUERY_PLANNER: 'js' })).toEqual(expected(MISDIRECTED, UNOPINIONATED));
+    expect(await errorsOf({ QUERY_PLANNER: 'js', INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: 'reviews=false' })).toEqual(expected(MISDIRECTED, MASKED));
+  });
+
   it('lets a per-subgraph setting override the global one, both ways', async () => {
     expect(await errorsOf({ INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: 'inventory=false' })).toEqual(expected(MASKED, UNOPINIONATED));
     expect(await errorsOf({ NODE_ENV: 'production', INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: 'reviews=true' })).toEqual(expected(MASKED, UNOPINIONATED));
