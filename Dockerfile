@@ -41,9 +41,9 @@ ENV NODE_ENV=production PORT=${PORT} NODE_FLAGS=${NODE_FLAGS}
 WORKDIR /app
 COPY --from=build --chown=node:node /runtime ./
 # The gateway starts with the repository's supergraph (SUPERGRAPH_PATH's default); a mount replaces it without a
-# rebuild, and the gateway re-reads it every SUPERGRAPH_POLL_INTERVAL ms. It reads supergraph.yaml for the names of
-# the subgraphs (their SUBGRAPH_<NAME>_URL settings). The subgraphs read neither.
-COPY --chown=node:node supergraph.yaml supergraph.graphql /app/
+# rebuild, and the gateway re-reads it every SUPERGRAPH_POLL_INTERVAL ms. It takes the subgraphs' names (their
+# SUBGRAPH_<NAME>_URL settings) from the supergraph it serves. The subgraphs read it not.
+COPY --chown=node:node supergraph.graphql /app/
 USER node
 WORKDIR /app/${WORKSPACE_DIR}
 EXPOSE ${PORT}

@@ -225,10 +225,17 @@ describe('the order state machine', () => {
     }
   });
 
-  it('checks permission before state: the owner moving a PENDING order to SHIPPED is FORBIDDEN', async () => {
+  it('refuses a move no role may make as INVALID_TRANSITION to the owner as to ADMIN: skipping PROCESSING, cancelling twice', async () => {
     const order = await createOrder(alice, [{ productId: productId(22), quantity: 1 }]);
-    expect(codes((await move(order.id, 'SHIPPED', alice)).body)).toEqual(['FORBIDDEN']);
+    expect(codes((await move(order.id, 'SHIPPED', alice)).body)).toEqual(['INVALID_TRANSITION']);
     expect(codes((await move(order.id, 'SHIPPED', admin)).body)).toEqual(['INVALID_TRANSITION']);
+    const cancel = `mutation ($id: ID!) { cancelOrder(id: $id) { status } }`;
+    expect((await api(cancel, { variables: { id: order.id }, token: alice })).body.data!.cancelOrder.status).toBe('CANCELLED');
+    const again = await api(cancel, { variables: { id: order.id }, token: alice });
+    expect(again.body.errors).toEqual([
+      expect.objectContaining({ path: ['cancelOrder'], extensions: expect.objectContaining({ code: 'INVALID_TRANSITION', from: 'CANCELLED', to: 'CANCELLED' }) }),
+    ]);
+    expect(codes((await api(cancel, { variables: { id: order.id }, token: bob })).body)).toEqual(['NOT_FOUND']);
   });
 
   it('updateOrderResult returns each failure as a union member', async () => {
@@ -236,6 +243,7 @@ describe('the order state machine', () => {
     const result = async (id: string, status: string, as: string) =>
       (await api(UPDATE_ORDER_RESULT, { variables: { id, input: { status } }, token: as })).body.data!.updateOrderResult;
     expect(await result(order.id, 'PROCESSING', alice)).toEqual({ __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' });
+    expect(await result(order.id, 'SHIPPED', alice)).toMatchObject({ __typename: 'InvalidOrderTransition', from: 'PENDING', to: 'SHIPPED' });
     expect(await result(order.id, 'PROCESSING', bob)).toMatchObject({ __typename: 'OrderNotFound', orderId: order.id });
     const missing = toGlobalId('Order', 'missing');
     expect(await result(missing, 'PROCESSING', admin)).toMatchObject({ __typename: 'OrderNotFound', orderId: missing });

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { baseEnvSchema } from '@ordergraph/core';
-import { gatewayEnvSchemaFor } from '@ordergraph/gateway/config';
+import { SUBGRAPH_URL_SETTING, gatewayEnvSchemaFor } from '@ordergraph/gateway/config';
 import { REPO_ROOT } from '@ordergraph/composition';
 import { startEnvSchema } from './start-plan.js';
 import { subgraphModules } from './subgraph-modules.js';
@@ -66,7 +66,8 @@ export async function configReference(config?: string): Promise<string> {
   const names = Object.keys(subgraphs);
   const subgraphCommon = keys(subgraphs[names[0]!]!, base).filter((key) => names.every((name) => key in subgraphs[name]!));
   const shared = new Set([...Object.keys(base), ...subgraphCommon]);
-  const gatewayShape = gatewayEnvSchemaFor(names).shape as Shape;
+  // Every subgraph's routing URL override in one row, by its pattern: the gateway reads them by the supergraph it serves.
+  const gatewayShape = gatewayEnvSchemaFor([SUBGRAPH_URL_SETTING]).shape as Shape;
   const startShape = startEnvSchema(modules.map(({ source }) => source)).shape as Shape;
   // A subgraph's own section: the settings not every subgraph has (none for one with only the common ones).
   const own = names

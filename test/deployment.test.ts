@@ -112,7 +112,7 @@ describe('the Dockerfile', () => {
     const runtime = stages.runtime.lines;
     expect(runtime.filter((line) => line.startsWith('COPY'))).toEqual([
       'COPY --from=build --chown=node:node /runtime ./',
-      'COPY --chown=node:node supergraph.yaml supergraph.graphql /app/',
+      'COPY --chown=node:node supergraph.graphql /app/',
     ]);
     // What /runtime holds: each built workspace's package.json, dist and node_modules; no src, test or test kit.
     const gather = stages.all.find((stage) => stage.name === 'build')!.lines.find((line) => line.includes('/runtime'))!;
@@ -127,9 +127,11 @@ describe('the Dockerfile', () => {
     expect(runtime.at(-1)).toBe('CMD ["sh", "-c", "exec node $NODE_FLAGS dist/index.js"]');
   });
 
-  it('gives the gateway the supergraph it starts with, where SUPERGRAPH_PATH looks by default, and the list of subgraphs', () => {
-    // /app is where the composition package, built into /app/packages/composition/dist, finds both files.
-    expect(dockerfile).toContain('COPY --chown=node:node supergraph.yaml supergraph.graphql /app/');
+  it('gives the gateway the supergraph it starts with, where SUPERGRAPH_PATH looks by default, and no list of subgraphs', () => {
+    // /app is where the composition package, built into /app/packages/composition/dist, finds it. The subgraphs' names
+    // (their SUBGRAPH_<NAME>_URL) come from the supergraph served, so supergraph.yaml stays out of the image.
+    expect(dockerfile).toContain('COPY --chown=node:node supergraph.graphql /app/');
+    expect(dockerfile).not.toMatch(/^COPY .*supergraph\.yaml/m);
   });
 });
 

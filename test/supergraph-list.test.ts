@@ -99,25 +99,27 @@ describe('a fourth subgraph: one entry in supergraph.yaml and its folder', () =>
     expect(subgraphs).toEqual(['users', 'orders', 'catalog', 'reviews']);
     // What npm start tells the gateway is a configuration it accepts, with an override for each of the four.
     const plan = startPlan({}, config);
-    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env, subgraphs), subgraphs)).toEqual({
+    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env), subgraphs)).toEqual({
       users: 'http://127.0.0.1:4001/graphql',
       orders: 'http://127.0.0.1:4002/graphql',
       catalog: 'http://127.0.0.1:4003/graphql',
       reviews: 'http://127.0.0.1:4004/graphql',
     });
-    expect(() => loadGatewayConfig({ SUBGRAPH_REVIEWS_URL: 'not a URL' }, subgraphs)).toThrow(/SUBGRAPH_REVIEWS_URL/);
-    // The repository's own list knows no reviews subgraph: the setting comes from the entry, not from a pattern.
-    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env))).toEqual({
+    expect(() => loadGatewayConfig({ SUBGRAPH_REVIEWS_URL: 'not a URL' })).toThrow(/SUBGRAPH_REVIEWS_URL/);
+    // The gateway reads the variable by the names of the supergraph it serves, not by a list of its own.
+    expect(subgraphUrlOverrides(loadGatewayConfig(plan.gateway.env), ['users', 'orders', 'catalog'])).toEqual({
       users: 'http://127.0.0.1:4001/graphql',
       orders: 'http://127.0.0.1:4002/graphql',
       catalog: 'http://127.0.0.1:4003/graphql',
     });
   });
 
-  it('is in the README\'s configuration reference as npm run docs:config writes it: its section, its URL and port settings', async () => {
+  it('is in the README\'s configuration reference as npm run docs:config writes it: its section and port setting', async () => {
     const reference = await configReference(config);
     expect(reference).toContain('#### Every subgraph (users, orders, catalog, reviews)');
-    expect(reference).toContain('| `SUBGRAPH_REVIEWS_URL` | unset | URL |');
+    // One row for every subgraph's routing URL, by its pattern.
+    expect(reference).toContain('| `SUBGRAPH_<NAME>_URL` | unset | URL |');
+    expect(reference).not.toContain('SUBGRAPH_REVIEWS_URL');
     expect(reference).toContain('| `REVIEWS_PORT` | `4004` |');
   });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readSubgraphNames, subgraphUrlVariable } from '@ordergraph/composition';
+import { subgraphUrlVariable } from '@ordergraph/composition';
 import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/core';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
 import type { UpstreamSettings } from './upstream.js';
@@ -14,36 +14,55 @@ const names = (fallback: string) =>
     .string()
     .default(fallback)
     .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean));
-/** Positive whole numbers by key, as comma-separated `key=n` pairs (a key may hold anything but `=` and `,`). */
-const numbersByKey = (fallback: string, form: string) =>
+/** Values by key, as comma-separated `key=value` pairs (a key may hold anything but `=` and `,`); `read` refuses a value with undefined. */
+const byKey = <T>(fallback: string, form: string, read: (value: string) => T | undefined) =>
   z
     .string()
     .default(fallback)
     .transform((list, context) => {
-      const numbers: Record<string, number> = {};
+      const values: Record<string, T> = {};
       for (const pair of list.split(',').map((entry) => entry.trim()).filter(Boolean)) {
         const at = pair.lastIndexOf('=');
-        const [key, value] = [pair.slice(0, at), pair.slice(at + 1)];
-        if (at < 1 || !/^[1-9][0-9]*$/.test(value)) context.addIssue({ code: 'custom', message: `"${pair.slice(0, 60)}" is not ${form}` });
-        else numbers[key] = Number(value);
+        const [key, value] = [pair.slice(0, at), read(pair.slice(at + 1))];
+        if (at < 1 || value === undefined) context.addIssue({ code: 'custom', message: `"${pair.slice(0, 60)}" is not ${form}` });
+        else values[key] = value;
       }
-      return numbers;
+      return values;
     });
+/** Positive whole numbers by key, as `key=n` pairs. */
+const numbersByKey = (fallback: string, form: string) => byKey(fallback, form, (value) => (/^[1-9][0-9]*$/.test(value) ? Number(value) : undefined));
+/** true or false by key, as `key=true` and `key=false` pairs. */
+const flagsByKey = (form: string) => byKey('', form, (value) => (value === 'true' ? true : value === 'false' ? false : undefined));
 
-/** The subgraphs supergraph.yaml lists: each may have its routing URL overridden. */
-export const SUBGRAPHS: readonly string[] = readSubgraphNames();
+/**
+ * A routing URL override: SUBGRAPH_<NAME>_URL, <NAME> being a subgraph's name in the supergraph being served as
+ * envNameOf spells it. Any variable of this form is read, whatever the supergraph, so that one a later supergraph
+ * brings (hot reload) is honoured too and a malformed one fails the start.
+ */
+export const SUBGRAPH_URL_VARIABLE = /^SUBGRAPH_.+_URL$/;
+/** How the configuration reference names the overrides: one row for the pattern. */
+export const SUBGRAPH_URL_SETTING = 'SUBGRAPH_<NAME>_URL';
 
-/** SUBGRAPH_<NAME>_URL for each subgraph. */
-const subgraphUrlShape = (subgraphs: readonly string[]) =>
+/** The SUBGRAPH_<NAME>_URL variables set in `env`. */
+export const subgraphUrlVariables = (env: NodeJS.ProcessEnv): string[] =>
+  Object.keys(env).filter((name) => SUBGRAPH_URL_VARIABLE.test(name) && env[name] !== '');
+
+const subgraphUrlShape = (variables: readonly string[]) =>
   Object.fromEntries(
-    subgraphs.map((name) => [
-      subgraphUrlVariable(name),
-      z.url().optional().describe(`Routing URL of the ${name} subgraph, overriding supergraph.yaml, where subgraphs do not run on localhost (one SUBGRAPH_<NAME>_URL per subgraph listed there).`),
+    variables.map((variable) => [
+      variable,
+      // http(s) only: `catalog:4003`, a URL to zod (scheme `catalog:`), is a forgotten scheme, not a routing URL.
+      z
+        .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+        .optional()
+        .describe(
+          'Routing URL (http or https) of subgraph `<NAME>` of the supergraph being served (its `join__Graph` name in capitals, `-` as `_`: `SUBGRAPH_CATALOG_URL`), overriding the URL composed into it, where subgraphs do not run where composition said; a subgraph a newly loaded supergraph brings is routed by its variable too.',
+        ),
     ]),
   ) as Record<`SUBGRAPH_${string}_URL`, z.ZodOptional<z.ZodURL>>;
 
-/** The gateway's settings, given the subgraphs it may be told the URLs of. */
-export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSchema.extend({
+/** The gateway's settings; `subgraphUrls`: the SUBGRAPH_<NAME>_URL variables to read (the reference passes the pattern). */
+export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000).describe('The port the gateway listens on.'),
   HOST: z.string().default('0.0.0.0').describe('The address the gateway listens on.'),
   MAX_SUBSCRIPTIONS_PER_CONNECTION: z.coerce.number().int().min(1).default(20).describe('Subscriptions one WebSocket connection may have active at once.'),
@@ -53,7 +72,7 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
   SUPERGRAPH_PATH: z.string().optional().describe('The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml.'),
   SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once.'),
   SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000).describe('How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed.'),
-  ...subgraphUrlShape(subgraphs),
+  ...subgraphUrlShape(subgraphUrls),
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional().describe('Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`.'),
   GRAPHIQL: z.enum(GRAPHIQL_MODES).optional().describe('GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production.'),
   CORS_ORIGINS: z
@@ -79,6 +98,13 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
   CIRCUIT_BREAKER_RESET_MS: count(10_000).describe('How long (ms) an open circuit waits before one probe call may try the subgraph again.'),
   ENTITY_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(0).describe("How long (ms) a subscription event's entity fetch waits for other streams' fetches to the same subgraph with the same credential, to leave with them as one request; 0, the default, adds no wait and merges those issued in the same tick (an event reaches its streams in one burst)."),
   ENTITY_BATCH_MAX_FETCHES: z.coerce.number().int().min(1).max(500).default(100).describe('Entity fetches one merged subgraph request carries at most.'),
+  // What clients see of the errors subgraphs answer (errors.ts), after Apollo Router's include_subgraph_errors.
+  INCLUDE_SUBGRAPH_ERRORS: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe("true: an error a subgraph answers without a code of ours keeps its message (still INTERNAL_SERVER_ERROR, at its path, without the subgraph's other extensions); false: its message is `Internal server error`. Errors with a code of ours (NOT_FOUND, FORBIDDEN...) pass either way. Unset: true outside production, false in production."),
+  INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: flagsByKey('subgraph=true|false')
+    .describe('Per-subgraph exceptions to INCLUDE_SUBGRAPH_ERRORS, as `name=true|false` pairs: `catalog=false,users=true`.'),
 
   // Operation limits, checked before any subgraph is called (limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),
@@ -122,9 +148,10 @@ export const gatewayEnvSchemaFor = (subgraphs: readonly string[]) => baseEnvSche
   PERSISTED_QUERIES_ADMIN_BYPASS: z.enum(['on', 'off']).default('on').describe('on: ADMIN tokens may send any document while PERSISTED_QUERIES=required.'),
 });
 
-export const gatewayEnvSchema = gatewayEnvSchemaFor(SUBGRAPHS);
+/** The settings every gateway knows; each SUBGRAPH_<NAME>_URL is read besides them (subgraphUrlVariables). */
+export const gatewayEnvSchema = gatewayEnvSchemaFor([]);
 
-const gatewayConfigSchemaFor = (subgraphs: readonly string[]) => gatewayEnvSchemaFor(subgraphs).superRefine((config, context) => {
+const gatewayConfigSchemaFor = (subgraphUrls: readonly string[]) => gatewayEnvSchemaFor(subgraphUrls).superRefine((config, context) => {
   const longest = Math.max(config.SUBGRAPH_TIMEOUT_MS, ...Object.values(config.SUBGRAPH_TIMEOUTS));
   if (config.REQUEST_DEADLINE_MS <= longest) {
     context.addIssue({ code: 'custom', path: ['REQUEST_DEADLINE_MS'], message: 'must exceed every subgraph timeout' });
@@ -135,14 +162,13 @@ const gatewayConfigSchemaFor = (subgraphs: readonly string[]) => gatewayEnvSchem
   const redis = redisSettingsProblem(config);
   if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });
 });
-const gatewayConfigSchema = gatewayConfigSchemaFor(SUBGRAPHS);
 
 /** zod keeps no pattern-named keys in its output type: the URL overrides are typed here. */
 export type GatewayConfig = z.output<typeof gatewayEnvSchema> & { [variable: `SUBGRAPH_${string}_URL`]: string | undefined };
 
-/** The gateway's settings from `env`; `subgraphs` are those of another list than supergraph.yaml (a test's copy). */
-export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env, subgraphs?: readonly string[]): GatewayConfig =>
-  loadConfig(subgraphs ? gatewayConfigSchemaFor(subgraphs) : gatewayConfigSchema, env);
+/** The gateway's settings from `env`, with every SUBGRAPH_<NAME>_URL it sets checked as a URL. */
+export const loadGatewayConfig = (env: NodeJS.ProcessEnv = process.env): GatewayConfig =>
+  loadConfig(gatewayConfigSchemaFor(subgraphUrlVariables(env)), env);
 
 export const introspectionMode = (config: GatewayConfig): IntrospectionMode =>
   config.INTROSPECTION ?? (config.NODE_ENV === 'production' ? 'admin' : 'public');
@@ -156,8 +182,8 @@ export const upstreamSettings = (config: GatewayConfig): UpstreamSettings => ({
   breakerResetMs: config.CIRCUIT_BREAKER_RESET_MS,
 });
 
-/** Routing URL overrides by subgraph name, from each subgraph's SUBGRAPH_<NAME>_URL. */
-export function subgraphUrlOverrides(config: GatewayConfig, subgraphs: readonly string[] = SUBGRAPHS): Record<string, string> {
+/** Routing URL overrides by subgraph name, from each subgraph's SUBGRAPH_<NAME>_URL; `subgraphs`: those of the served supergraph. */
+export function subgraphUrlOverrides(config: GatewayConfig, subgraphs: readonly string[]): Record<string, string> {
   return Object.fromEntries(
     subgraphs.flatMap((name) => {
       const url = config[subgraphUrlVariable(name)];
@@ -169,3 +195,10 @@ export function subgraphUrlOverrides(config: GatewayConfig, subgraphs: readonly 
 export const corsOrigins = (config: GatewayConfig): string[] => config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : ['*']);
 
 export const graphiqlEnabled = (config: GatewayConfig): boolean => (config.GRAPHIQL ?? (config.NODE_ENV === 'production' ? 'off' : 'on')) === 'on';
+
+/** Whether the errors `subgraph` answers without a code of ours keep their message (INCLUDE_SUBGRAPH_ERRORS). */
+export function subgraphErrorInclusion(config: GatewayConfig): (subgraph: string) => boolean {
+  const all = (config.INCLUDE_SUBGRAPH_ERRORS ?? (config.NODE_ENV === 'production' ? 'false' : 'true')) === 'true';
+  const bySubgraph = new Map(Object.entries(config.INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH));
+  return (subgraph) => bySubgraph.get(subgraph) ?? all;
+}

@@ -32,9 +32,9 @@ const LONG_QUOTE = /"([^"]{32})[^"]+"/g;
 /** What is left of any message at most. */
 const MAX_MESSAGE_LENGTH = 500;
 
-/** A message that quotes at most a short prefix of any input. */
-const shortened = (message: string): string => {
-  const cut = message.replace(LONG_QUOTE, '"$1…"');
+/** A message that quotes at most a short prefix of any input, and in production suggests nothing of the schema. */
+const publicMessage = (message: string, production: boolean): string => {
+  const cut = (production ? message.replace(SUGGESTION, '') : message).replace(LONG_QUOTE, '"$1…"');
   return cut.length > MAX_MESSAGE_LENGTH ? `${cut.slice(0, MAX_MESSAGE_LENGTH)}…` : cut;
 };
 
@@ -83,12 +83,42 @@ const errorAt = (error: GraphQLError | undefined, message: string, extensions: R
   });
 
 /**
+ * The subgraph that answered `error`, or undefined for an error of the gateway's own. The runtime names the subgraph
+ * (`serviceName`) on the errors of its answer, and on an exception thrown while calling it (then the error's cause is no
+ * GraphQLError: a failure of the gateway, or of the connection, whose text is never shown).
+ */
+function answeringSubgraph(error: GraphQLError): string | undefined {
+  if (!(rootCause(error) instanceof GraphQLError)) return undefined;
+  for (let current: unknown = error; current instanceof GraphQLError; current = current.originalError) {
+    const name = current.extensions['serviceName'];
+    if (typeof name === 'string') return name;
+  }
+  return undefined;
+}
+
+/**
+ * The errors the policy made in place of others: final, so that a second pass (yoga masks, then useErrorPolicy cleans
+ * what plugins set) keeps a subgraph's message the first pass let through.
+ */
+const replacements = new WeakSet<GraphQLError>();
+
+export interface ErrorPolicyOptions {
+  production: boolean;
+  /**
+   * Whether an error a subgraph answers without a code of ours keeps its message (INCLUDE_SUBGRAPH_ERRORS); by default
+   * none does.
+   */
+  includeSubgraphErrors?: (subgraph: string) => boolean;
+}
+
+/**
  * The public form of any error. A public error is cleaned in place and keeps its identity (yoga logs every error a mask
  * replaces, and these are the caller's, not ours); what is replaced is a failure of ours, and yoga logs the original.
  * Applying it twice changes nothing.
  */
-export function createErrorPolicy({ production }: { production: boolean }) {
+export function createErrorPolicy({ production, includeSubgraphErrors = () => false }: ErrorPolicyOptions) {
   return function publicError(error: unknown): GraphQLError {
+    if (error instanceof GraphQLError && replacements.has(error)) return error;
     if (!(error instanceof GraphQLError)) return errorAt(undefined, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
     if (TRANSPORT_FAILURES.has(error.extensions['code'])) {
       if (isTimeout(error)) return errorAt(error, SUBGRAPH_TIMEOUT_MESSAGE, { code: ErrorCode.SUBGRAPH_TIMEOUT });
@@ -96,8 +126,13 @@ export function createErrorPolicy({ production }: { production: boolean }) {
     }
     const code = codeOf(error);
     if (!isPublicCode(code) || code === ErrorCode.INTERNAL_SERVER_ERROR || !(rootCause(error) instanceof GraphQLError)) {
+      // A subgraph's own words, where it may be shown them: only the message changes, never the code, path or status.
+      const subgraph = answeringSubgraph(error);
+      const message = subgraph !== undefined && includeSubgraphErrors(subgraph) ? publicMessage(error.message, production) : INTERNAL_ERROR_MESSAGE;
       // `unexpected`: yoga answers 500 when such an error stands alone, without data.
-      return errorAt(error, INTERNAL_ERROR_MESSAGE, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
+      const replacement = errorAt(error, message, { code: ErrorCode.INTERNAL_SERVER_ERROR, unexpected: true });
+      replacements.add(replacement);
+      return replacement;
     }
     const extensions = error.extensions as Record<string, unknown> & { http?: HttpExtension };
     // A coercion failure is a GraphQL request error, like a validation failure: 400, but 200 for application/json
@@ -107,8 +142,7 @@ export function createErrorPolicy({ production }: { production: boolean }) {
     for (const name of INTERNAL_EXTENSIONS) delete extensions[name];
     // A request that is not well-formed GraphQL-over-HTTP keeps its 4xx whatever the client accepts.
     if (TRANSPORT_CODES.has(code) && extensions.http) delete extensions.http.spec;
-    if (production) error.message = error.message.replace(SUGGESTION, '');
-    error.message = shortened(error.message);
+    error.message = publicMessage(error.message, production);
     return error;
   };
 }
@@ -123,7 +157,9 @@ const withRequestId = (error: GraphQLError, requestId = requestIdExtension().req
   const extension = requestId ? { requestId } : {};
   if (!extension.requestId) return error;
   const { nodes, source, positions, path, originalError } = error;
-  return new GraphQLError(error.message, { nodes, source, positions, path, originalError, extensions: { ...error.extensions, ...extension } });
+  const copy = new GraphQLError(error.message, { nodes, source, positions, path, originalError, extensions: { ...error.extensions, ...extension } });
+  if (replacements.has(error)) replacements.add(copy);
+  return copy;
 };
 
 /**

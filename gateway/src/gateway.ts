@@ -19,7 +19,7 @@ import {
 } from '@ordergraph/core';
 import { useAuthentication } from './auth.js';
 import { authorizationDirectives } from './authorization.js';
-import { corsOrigins, introspectionMode, subgraphUrlOverrides, upstreamSettings, type GatewayConfig } from './config.js';
+import { corsOrigins, introspectionMode, subgraphErrorInclusion, upstreamSettings, type GatewayConfig } from './config.js';
 import { httpDrain } from './drain.js';
 import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
 import { graphiqlOptions } from './graphiql.js';
@@ -42,6 +42,7 @@ import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscrip
 import { callerHeaders, upstreams, useQueryCancellation, useReadinessReport, useSubgraphSignature } from './upstream.js';
 import { serveWebSockets } from './websocket.js';
 import { withSharedSubgraphHooks } from './subgraph-hooks.js';
+import { withSubgraphUrls, type SupergraphSource } from './subgraph-urls.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
 export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
@@ -54,7 +55,7 @@ const READINESS_ENDPOINT = '/readyz';
 export interface GatewayOptions {
   config: GatewayConfig;
   /** The supergraph SDL to serve, or a source polled every SUPERGRAPH_POLL_INTERVAL ms for a new one (supergraph-source.ts). */
-  supergraph: string | (() => string | Promise<string>);
+  supergraph: SupergraphSource;
   logger: Logger;
   /** Hive's OpenTelemetry plugin, when tracing is on (index.ts loads it only then). */
   openTelemetry?: OpenTelemetryPlugin | undefined;
@@ -72,13 +73,14 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const subscriptions = subscriptionTracking(registry, logger, { maxPendingEvents: config.SUBSCRIPTION_MAX_PENDING_EVENTS });
   const auth = authSettings(config);
   const verify = createTokenVerifier(auth);
-  const publicError = createErrorPolicy({ production });
-  const transportEntries = Object.fromEntries(
-    Object.entries(subgraphUrlOverrides(config)).map(([name, location]) => [name, { location }]),
-  );
-  // Identical queries in flight are shared by useQueryCancellation (upstream.ts), which can also cancel them; not by
-  // the HTTP executor, whose sharing cannot.
-  Object.assign(transportEntries, { '*.http': { options: { ...SUBSCRIPTION_TRANSPORT_OPTIONS, deduplicateInflightRequests: false } } });
+  const publicError = createErrorPolicy({ production, includeSubgraphErrors: subgraphErrorInclusion(config) });
+  // Routing URL overrides are written into each supergraph served (subgraph-urls.ts), not into these entries, fixed
+  // when the gateway is built, before the subgraphs of a supergraph loaded later are known.
+  const transportEntries = {
+    // Identical queries in flight are shared by useQueryCancellation (upstream.ts), which can also cancel them; not by
+    // the HTTP executor, whose sharing cannot.
+    '*.http': { options: { ...SUBSCRIPTION_TRANSPORT_OPTIONS, deduplicateInflightRequests: false } },
+  };
 
   const shared = openSharedState(redisTarget(config), logger, production, registry);
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
@@ -87,7 +89,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const edge = edgePlugins({ config, redis: shared.redis, logger, registry, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
-    supergraph,
+    supergraph: withSubgraphUrls(supergraph, config, logger),
     ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },

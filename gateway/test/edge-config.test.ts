@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '@ordergraph/core';
-import { loadGatewayConfig } from '../src/config.js';
+import { loadGatewayConfig, subgraphErrorInclusion, subgraphUrlOverrides } from '../src/config.js';
 import { watchManifest } from '../src/persisted-manifest.js';
 import { openSharedState } from '../src/shared-state.js';
 
@@ -52,6 +52,29 @@ describe('edge settings', () => {
     });
     expect(() => loadGatewayConfig({ RATE_LIMIT_WINDOW_MS: '1500' })).toThrow(/RATE_LIMIT_WINDOW_MS: must be a whole number of seconds/);
     expect(() => loadGatewayConfig({ REDIS_URL: 'http://localhost' })).toThrow(/REDIS_URL/);
+  });
+
+  it('decide which subgraphs\' errors keep their message: by mode unset, the per-subgraph pairs over the global one', () => {
+    const included = (env: Record<string, string>) => {
+      const include = subgraphErrorInclusion(loadGatewayConfig(env));
+      return ['users', 'catalog', 'inventory'].filter(include);
+    };
+    expect(included({})).toEqual(['users', 'catalog', 'inventory']);
+    expect(included({ NODE_ENV: 'production' })).toEqual([]);
+    expect(included({ NODE_ENV: 'production', INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: ' users=true , catalog=false' })).toEqual(['users']);
+    expect(included({ INCLUDE_SUBGRAPH_ERRORS: 'false', INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: 'inventory=true' })).toEqual(['inventory']);
+    expect(included({ INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: 'catalog=false' })).toEqual(['users', 'inventory']);
+    expect(() => loadGatewayConfig({ INCLUDE_SUBGRAPH_ERRORS: 'yes' })).toThrow(/INCLUDE_SUBGRAPH_ERRORS/);
+    expect(() => loadGatewayConfig({ INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: 'catalog=off' })).toThrow(/INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: "catalog=off" is not subgraph=true\|false/);
+  });
+
+  it('read every SUBGRAPH_<NAME>_URL, matched to subgraphs by name as env names spell it', () => {
+    const config = loadGatewayConfig({ SUBGRAPH_INVENTORY_URL: 'http://inventory:4010/graphql', SUBGRAPH_STOCK_LEVELS_URL: 'https://stock.internal/graphql' });
+    expect(subgraphUrlOverrides(config, ['inventory', 'stock-levels', 'users'])).toEqual({
+      inventory: 'http://inventory:4010/graphql',
+      'stock-levels': 'https://stock.internal/graphql',
+    });
+    expect(() => loadGatewayConfig({ SUBGRAPH_USERS_URL: 'ftp://users/graphql' })).toThrow(/SUBGRAPH_USERS_URL: must be an http\(s\) URL/);
   });
 
   it('require a manifest in the audit and required modes (and allowlist, the former name of required)', () => {

@@ -92,6 +92,57 @@ describe('the gateway error policy', () => {
   });
 });
 
+describe("a subgraph's own errors (INCLUDE_SUBGRAPH_ERRORS)", () => {
+  const only = (included: string) => createErrorPolicy({ production: true, includeSubgraphErrors: (subgraph) => subgraph === included });
+  /** As the runtime hands on an error a subgraph answered: named after it, with whatever extensions it sent. */
+  const answered = (subgraph: string, message: string, code = 'INTERNAL_SERVER_ERROR') =>
+    new GraphQLError(message, { path: ['stock', 'count'], extensions: { code, serviceName: subgraph, stacktrace: ['Error: x', '    at count (/srv/inventory.ts:12:5)'] } });
+
+  it("keeps the subgraph's message where included, with the code and path a masked one has and nothing else", () => {
+    const policy = only('inventory');
+    expect(shape(policy(answered('inventory', "You should be using the 'a' subgraph!")))).toEqual({
+      message: "You should be using the 'a' subgraph!",
+      path: ['stock', 'count'],
+      extensions: { code: 'INTERNAL_SERVER_ERROR', unexpected: true },
+    });
+    expect(shape(policy(answered('reviews', 'no opinion')))).toEqual({ message: 'Internal server error', path: ['stock', 'count'], extensions: { code: 'INTERNAL_SERVER_ERROR', unexpected: true } });
+  });
+
+  it('gives a code the gateway does not know INTERNAL_SERVER_ERROR either way, and cuts a long message', () => {
+    const kept = only('inventory')(answered('inventory', `No rating for "${'x'.repeat(1000)}"`, 'NO_RATING'));
+    expect(kept.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR', unexpected: true });
+    expect(kept.message).toBe(`No rating for "${'x'.repeat(32)}…"`);
+  });
+
+  it('finds the subgraph through the errors the planner wraps around its answer', () => {
+    const relocated = new GraphQLError('out of stock', { path: ['a', 'stock'], originalError: answered('inventory', 'out of stock') });
+    expect(only('inventory')(relocated).message).toBe('out of stock');
+  });
+
+  it('never shows what the gateway failed with: a thrown exception named after the subgraph, or an error of its own', () => {
+    const policy = createErrorPolicy({ production: false, includeSubgraphErrors: () => true });
+    const thrown = new GraphQLError('connect ECONNREFUSED 10.0.3.7:4003', {
+      path: ['stock'],
+      originalError: new Error('connect ECONNREFUSED 10.0.3.7:4003'),
+      extensions: { code: 'DOWNSTREAM_SERVICE_ERROR', serviceName: 'inventory' },
+    });
+    expect(policy(thrown).message).toBe('Internal server error');
+    expect(policy(new GraphQLError('db password is hunter2')).message).toBe('Internal server error');
+    expect(policy(new Error('db password is hunter2')).message).toBe('Internal server error');
+  });
+
+  it('keeps an included message when applied again, as yoga and useErrorPolicy both apply it', () => {
+    const policy = only('inventory');
+    const once = policy(answered('inventory', 'out of stock'));
+    expect(policy(once)).toBe(once);
+    expect(createWebSocketFormatter(policy).formatError(once, 'req-1')).toEqual({ message: 'out of stock', path: ['stock', 'count'], extensions: { code: 'INTERNAL_SERVER_ERROR', requestId: 'req-1' } });
+  });
+
+  it('includes none by default', () => {
+    expect(development(answered('inventory', 'out of stock')).message).toBe('Internal server error');
+  });
+});
+
 describe('results sent over WebSocket', () => {
   const { formatResult } = createWebSocketFormatter(production);
 

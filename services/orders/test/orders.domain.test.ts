@@ -73,9 +73,16 @@ describe('decideUpdate', () => {
     expect(decideUpdate(null, ID, { status: 'CANCELLED' }, STRANGER)).toEqual({ reason: 'NOT_FOUND', orderId: ID });
   });
 
-  it("checks the owner's permission before the order's state", () => {
-    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'SHIPPED' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
-    expect(decideUpdate(orderIn('PENDING'), ID, { status: 'SHIPPED' }, ADMIN)).toEqual({ reason: 'INVALID_TRANSITION', from: 'PENDING', to: 'SHIPPED' });
+  it('refuses a move in no role\'s list as INVALID_TRANSITION, to the owner as to an administrator', () => {
+    for (const viewer of [OWNER, ADMIN]) {
+      expect(decideUpdate(orderIn('PENDING'), ID, { status: 'SHIPPED' }, viewer)).toEqual({ reason: 'INVALID_TRANSITION', from: 'PENDING', to: 'SHIPPED' });
+      expect(decideUpdate(orderIn('PENDING'), ID, { status: 'DELIVERED' }, viewer)).toEqual({ reason: 'INVALID_TRANSITION', from: 'PENDING', to: 'DELIVERED' });
+      expect(decideUpdate(orderIn('CANCELLED'), ID, { status: 'CANCELLED' }, viewer)).toEqual({ reason: 'INVALID_TRANSITION', from: 'CANCELLED', to: 'CANCELLED' });
+    }
+  });
+
+  it('refuses the owner a move only an administrator may make as FORBIDDEN, before the items are judged', () => {
+    expect(decideUpdate(orderIn('PROCESSING'), ID, { status: 'CANCELLED' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
     const items = [{ productId: product('a'), quantity: 1 }];
     expect(decideUpdate(orderIn('PROCESSING'), ID, { items, status: 'CANCELLED' }, OWNER)).toEqual({ reason: 'FORBIDDEN', requiredRole: 'ADMIN' });
   });
@@ -152,6 +159,14 @@ describe.each(storeBackends())('order domain ($name)', (backend) => {
     const unknown = toGlobalId('Order', 'missing');
     expect(await orders.cancel(ADMIN, unknown)).toEqual({ ok: false, refusal: { reason: 'NOT_FOUND', orderId: unknown } });
     await expect(orders.cancel(null, orderId(order))).rejects.toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
+  });
+
+  it('lets the owner cancel once: a second cancel is INVALID_TRANSITION, a stranger\'s NOT_FOUND whatever the state', async () => {
+    const order = await pendingOrder();
+    expect(await orders.cancel(OWNER, orderId(order))).toMatchObject({ ok: true, order: { status: 'CANCELLED', version: 1 } });
+    expect(await orders.cancel(OWNER, orderId(order))).toEqual({ ok: false, refusal: { reason: 'INVALID_TRANSITION', from: 'CANCELLED', to: 'CANCELLED' } });
+    expect(await orders.cancel(STRANGER, orderId(order))).toEqual({ ok: false, refusal: { reason: 'NOT_FOUND', orderId: orderId(order) } });
+    expect((await store.findById(order._id))!.version).toBe(1);
   });
 
   it('refuses an empty change', async () => {

@@ -227,16 +227,22 @@ describe('updateOrder', () => {
     expect(after.body.data?.['order']).toMatchObject({ status: 'DELIVERED', updatedAt: order.createdAt.toISOString() });
   });
 
-  it('refuses an owner the moves only administrators make (FORBIDDEN, before the state is judged), and strangers everything as NOT_FOUND', async () => {
+  it('refuses an owner a move only administrators make as FORBIDDEN, a move no one makes as INVALID_TRANSITION, and strangers everything as NOT_FOUND', async () => {
     const order = seeded.take('PENDING');
     const id = orderGlobalId(order);
     const owner = await ownerToken(order);
-    for (const status of ['PROCESSING', 'SHIPPED']) {
-      const asOwner = await graphql(orders.url, UPDATE, { variables: { id, input: { status } }, token: owner });
-      expect(asOwner.body.errors).toMatchObject([{ message: 'Not authorized', extensions: { code: 'FORBIDDEN' } }]);
+    const asOwner = await graphql(orders.url, UPDATE, { variables: { id, input: { status: 'PROCESSING' } }, token: owner });
+    expect(asOwner.body.errors).toMatchObject([{ message: 'Not authorized', path: ['updateOrder'], extensions: { code: 'FORBIDDEN' } }]);
+    for (const status of ['SHIPPED', 'DELIVERED']) {
+      const skipping = await graphql(orders.url, UPDATE, { variables: { id, input: { status } }, token: owner });
+      expect(skipping.body.errors).toMatchObject([{ path: ['updateOrder'], extensions: { code: 'INVALID_TRANSITION', from: 'PENDING', to: status } }]);
     }
-    const asStranger = await graphql(orders.url, UPDATE, { variables: { id, input: { status: 'CANCELLED' } }, token: await strangerToken(order) });
-    expect(codes(asStranger.body.errors)).toEqual(['NOT_FOUND']);
+    for (const status of ['CANCELLED', 'SHIPPED']) {
+      const asStranger = await graphql(orders.url, UPDATE, { variables: { id, input: { status } }, token: await strangerToken(order) });
+      expect(codes(asStranger.body.errors)).toEqual(['NOT_FOUND']);
+    }
+    const after = await graphql(orders.url, ORDER, { variables: { id }, token: owner });
+    expect(after.body.data?.['order']).toMatchObject({ status: 'PENDING', updatedAt: order.createdAt.toISOString() });
   });
 
   it('answers unknown IDs with NOT_FOUND, anonymous callers with UNAUTHENTICATED, and empty input with BAD_USER_INPUT', async () => {
@@ -310,6 +316,13 @@ describe('updateOrderResult', () => {
     });
   });
 
+  it('returns InvalidOrderTransition, not InsufficientPermissions, to an owner asking a move no role may make', async () => {
+    const order = seeded.take('PENDING');
+    expect(await updateResult(orderGlobalId(order), { status: 'SHIPPED' }, await ownerToken(order))).toEqual({
+      data: { updateOrderResult: { __typename: 'InvalidOrderTransition', message: 'Cannot move an order from PENDING to SHIPPED', from: 'PENDING', to: 'SHIPPED' } },
+    });
+  });
+
   it('keeps UNAUTHENTICATED and input errors as errors', async () => {
     const order = seeded.take('SHIPPED');
     expect(codes((await updateResult(orderGlobalId(order), { status: 'DELIVERED' })).errors)).toEqual(['UNAUTHENTICATED']);
@@ -331,6 +344,18 @@ describe('cancelOrder', () => {
     expect(codes(asOwner.body.errors)).toEqual(['FORBIDDEN']);
     const asAdmin = await graphql(orders.url, CANCEL, { variables: { id: orderGlobalId(order) }, token: adminToken });
     expect(asAdmin.body.data?.['cancelOrder']).toEqual({ id: orderGlobalId(order), status: 'CANCELLED' });
+  });
+
+  it('refuses the owner a second cancel with INVALID_TRANSITION: no role may cancel a CANCELLED order', async () => {
+    const order = seeded.take('PENDING');
+    const variables = { id: orderGlobalId(order) };
+    const owner = await ownerToken(order);
+    expect((await graphql(orders.url, CANCEL, { variables, token: owner })).body.data?.['cancelOrder']).toMatchObject({ status: 'CANCELLED' });
+    const again = await graphql(orders.url, CANCEL, { variables, token: owner });
+    expect(again.body.errors).toMatchObject([
+      { message: 'Cannot move an order from CANCELLED to CANCELLED', path: ['cancelOrder'], extensions: { code: 'INVALID_TRANSITION', from: 'CANCELLED', to: 'CANCELLED' } },
+    ]);
+    expect(codes((await graphql(orders.url, CANCEL, { variables, token: await strangerToken(order) })).body.errors)).toEqual(['NOT_FOUND']);
   });
 
   it.each(['SHIPPED', 'DELIVERED', 'CANCELLED'] as const)('refuses to cancel a %s order with INVALID_TRANSITION', async (status) => {

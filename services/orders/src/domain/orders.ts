@@ -64,7 +64,8 @@ export function refusalError(refusal: Refusal): GraphQLError {
 /**
  * The one decision behind updateOrder, updateOrderResult and cancelOrder: may `viewer` apply `input` to `order` as
  * it is now? Returns null when it may. An order the viewer may not read is refused exactly as a missing one (so the
- * IDs of other users' orders cannot be probed), and permission is checked before state.
+ * IDs of other users' orders cannot be probed), before its state is looked at. A move that exists but is not the
+ * viewer's is FORBIDDEN; one that exists for no role is INVALID_TRANSITION (transitions.ts).
  */
 export function decideUpdate(order: OrderDoc | null, orderId: string, input: UpdateInput, viewer: Identity): Refusal | null {
   if (!order || !isSelfOrAdmin(viewer, order.userId)) return { reason: 'NOT_FOUND', orderId };

@@ -34,13 +34,14 @@ const NEEDS_ADMIN: Verdict = { allowed: false, reason: 'FORBIDDEN', requiredRole
 export const isTerminal = (status: OrderStatus): boolean => NEXT[status].length === 0;
 
 /**
- * Whether `actor` may move an order from `from` to `to`. Permission is checked before state: an owner asking for any
- * move but their own (one that does not exist included) needs ADMIN, so the answer does not teach them the state
- * machine; for an administrator a move that does not exist is invalid.
+ * Whether `actor` may move an order from `from` to `to`. A move in no role's list (one that does not exist, a
+ * same-status "move", any move out of a terminal status) is invalid for everyone: refusing it as FORBIDDEN would send
+ * the caller to an administrator who could not make it either. FORBIDDEN is for a move that exists but is not the
+ * owner's; the caller already reads the order, status included, so naming which moves exist tells them nothing more.
  */
 export function checkStatusChange(from: OrderStatus, to: OrderStatus, actor: OrderActor): Verdict {
-  if (actor === 'OWNER' && !OWNER_MOVES[from]?.includes(to)) return NEEDS_ADMIN;
-  return NEXT[from].includes(to) ? ALLOWED : { allowed: false, reason: 'INVALID_TRANSITION' };
+  if (!NEXT[from].includes(to)) return { allowed: false, reason: 'INVALID_TRANSITION' };
+  return actor === 'ADMIN' || OWNER_MOVES[from]?.includes(to) ? ALLOWED : NEEDS_ADMIN;
 }
 
 /** Whether the items of an order in `status` may be replaced; owner and administrator alike, only while PENDING. */
