@@ -257,7 +257,7 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     const last = answer.parts.at(-1)!;
     expect(last.hasNext).toBe(false);
     // order 1 + id 1 + user 1 + name 1, estimated and as it came back.
-    expect(last.extensions?.['cost']).toEqual({ estimated: 4, max: 1000, actual: 4 });
+    expect(last.extensions?.['cost']).toEqual({ estimated: 4, max: 5000, actual: 4 });
     const resolvers = last.extensions?.['tracing'].execution.resolvers as { path: (string | number)[]; parentType: string; fieldName: string }[];
     expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['order', 'user', 'name'], fieldName: 'name' })]));
     expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ parentType: 'Subgraph', fieldName: 'users' })]));
