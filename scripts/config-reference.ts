@@ -80,7 +80,7 @@ export async function configReference(config?: string): Promise<string> {
     ['gateway', table(keys(gatewayShape, base), { gateway: gatewayShape })],
     ['npm start (ports of the processes it starts)', table(keys(startShape), { start: startShape })],
   ];
-  return sections.map(([title, body]) => `#### ${title}\n\n${body}`).join('\n\n');
+  return sections.map(([title, body]) => `### ${title}\n\n${body}`).join('\n\n');
 }
 
 /** The configuration page with its reference section replaced by `reference`. */
