@@ -1,4 +1,4 @@
-// The README's "Dependency pins", each checked against its reason: a test here fails once a pin's reason no longer
+// docs/dependency-pins.md, each pin checked against its reason: a test here fails once a pin's reason no longer
 // holds, so that the pin goes. (turbo's reason, binaries missing from the registry, would need the registry.)
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,7 +23,7 @@ const ranges = (name: string) =>
   WORKSPACES.map((dir) => read(`${dir}/package.json`)).flatMap((pkg) => [pkg.dependencies?.[name], pkg.devDependencies?.[name]].filter((range) => range !== undefined));
 
 describe('graphql stays on 16', () => {
-  // The libraries our processes run on whose graphql peer range the README names.
+  // The libraries our processes run on whose graphql peer range docs/dependency-pins.md names.
   const HOLDERS = ['@apollo/server', '@apollo/subgraph', '@graphql-hive/gateway-runtime', '@graphql-mesh/transport-http'];
 
   it('while a library we run on does not accept graphql 17', () => {

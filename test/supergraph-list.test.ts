@@ -114,9 +114,9 @@ describe('a fourth subgraph: one entry in supergraph.yaml and its folder', () =>
     });
   });
 
-  it('is in the README\'s configuration reference as npm run docs:config writes it: its section and port setting', async () => {
+  it('is in docs/configuration.md\'s reference as npm run docs:config writes it: its section and port setting', async () => {
     const reference = await configReference(config);
-    expect(reference).toContain('#### Every subgraph (users, orders, catalog, reviews)');
+    expect(reference).toContain('### Every subgraph (users, orders, catalog, reviews)');
     // One row for every subgraph's routing URL, by its pattern.
     expect(reference).toContain('| `SUBGRAPH_<NAME>_URL` | unset | URL |');
     expect(reference).not.toContain('SUBGRAPH_REVIEWS_URL');
