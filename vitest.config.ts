@@ -9,7 +9,7 @@ export default defineConfig({
   resolve: { conditions: ['source'], alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
   ssr: { resolve: { conditions: ['source'] } },
   test: {
-    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'gateway/test/**/*.test.ts', 'e2e/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'gateway/test/**/*.test.ts', 'testkit/test/**/*.test.ts', 'e2e/**/*.test.ts'],
     environment: 'node',
     reporters: ['default', './scripts/summary-reporter.ts'],
     pool: 'forks',

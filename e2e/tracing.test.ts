@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { graphql, token } from '@ordergraph/testkit';
-import type { ResolverTrace } from '../gateway/src/tracing.js';
+import type { ResolverTrace } from '../gateway/src/observability/tracing.js';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const aliceId = toGlobalId('User', 'user-0001');

@@ -1,7 +1,7 @@
 // The import rule of ARCHITECTURE.md, checked by dependency-cruiser (.dependency-cruiser.cjs) over the whole house,
 // and shown to refuse each kind of import it forbids in a small house of its own.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ function violations(cwd: string, paths: string[]): Violation[] {
 
 describe('what may import what', () => {
   it('holds across packages, applications, tests, e2e, bench and scripts', () => {
-    expect(violations(REPO_ROOT, ['packages', 'services', 'gateway', 'e2e', 'test', 'bench', 'scripts'])).toEqual([]);
+    expect(violations(REPO_ROOT, ['packages', 'services', 'gateway', 'testkit', 'e2e', 'test', 'bench', 'scripts'])).toEqual([]);
   }, 120_000);
 
   describe('refuses each import the rule forbids', () => {
@@ -48,9 +48,11 @@ describe('what may import what', () => {
     write('packages/store/src/index.ts', "import { service } from '../../../services/orders/src/server.js';\nexport const store = service;\n");
     write('services/orders/src/server.ts', "import { gateway } from '../../../gateway/src/gateway.js';\nexport const service = gateway;\n");
     write('gateway/src/gateway.ts', "import { store } from '../../packages/store/src/index.js';\nexport const gateway = store;\n");
+    write('packages/seed/src/index.ts', "import { harness } from '../../../testkit/src/index.js';\nexport const seed = harness;\n");
+    write('testkit/src/index.ts', 'export const harness = 1;\n');
 
     it('names every broken rule', () => {
-      const found = violations(house, ['packages', 'services', 'gateway']).map((violation) => `${violation.rule.name}: ${violation.from} -> ${violation.to}`);
+      const found = violations(house, ['packages', 'services', 'gateway', 'testkit']).map((violation) => `${violation.rule.name}: ${violation.from} -> ${violation.to}`);
       expect(found).toEqual(
         expect.arrayContaining([
           'core-imports-no-package-of-ours: packages/core/src/index.ts -> packages/subgraph-kit/src/index.ts',
@@ -58,11 +60,39 @@ describe('what may import what', () => {
           'store-imports-no-package-of-ours: packages/store/src/index.ts -> services/orders/src/server.ts',
           'no-package-imports-an-application: packages/store/src/index.ts -> services/orders/src/server.ts',
           'no-application-imports-another: services/orders/src/server.ts -> gateway/src/gateway.ts',
+          'no-package-imports-an-application: packages/seed/src/index.ts -> testkit/src/index.ts',
           'gateway-loads-core-not-the-subgraph-kit-or-store: gateway/src/gateway.ts -> packages/store/src/index.ts',
           'by-package-name-not-by-path: gateway/src/gateway.ts -> packages/store/src/index.ts',
           'no-circular: packages/core/src/index.ts -> packages/subgraph-kit/src/index.ts',
         ]),
       );
     }, 120_000);
+  });
+});
+
+describe('ARCHITECTURE.md', () => {
+  const text = readFileSync(resolve(REPO_ROOT, 'ARCHITECTURE.md'), 'utf8');
+  const tracked = execFileSync('git', ['ls-files'], { cwd: REPO_ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+  /** The folders of the repository at `depth` segments, as git knows them (so no node_modules, dist or scratch). */
+  const foldersAt = (prefix: string) => [...new Set(tracked.filter((path) => path.startsWith(prefix) && path.slice(prefix.length).includes('/')).map((path) => path.slice(prefix.length).split('/')[0]!))];
+
+  it('names every path it mentions as one that exists', () => {
+    // Paths in backquotes and in the "Where to find things" table: `gateway/src/limits/`, `packages/store/`, ...
+    const mentioned = [...text.matchAll(/`([\w.-]+\/[\w./-]*)`/g)].map((match) => match[1]!).filter((path) => !path.includes('<'));
+    expect(mentioned.length).toBeGreaterThan(20);
+    // The gateway's paragraph names its folders from gateway/src/ (`limits/`); every other path is from the root.
+    const exists = (path: string) => existsSync(resolve(REPO_ROOT, path)) || existsSync(resolve(REPO_ROOT, 'gateway/src', path));
+    expect(mentioned.filter((path) => !exists(path))).toEqual([]);
+    const packages = [...text.matchAll(/@ordergraph\/([\w-]+)/g)].map((match) => match[1]!);
+    const workspaces = [...foldersAt('packages/'), 'testkit', 'gateway'].map((folder) => JSON.parse(readFileSync(resolve(REPO_ROOT, folder === 'testkit' || folder === 'gateway' ? folder : `packages/${folder}`, 'package.json'), 'utf8')).name as string);
+    expect(packages.filter((name) => !workspaces.includes(`@ordergraph/${name}`))).toEqual([]);
+  });
+
+  it('maps every top-level folder, every package and every gateway concern', () => {
+    const unnamed = (folders: string[], prefix: string) => folders.filter((folder) => !text.includes(`${prefix}${folder}/`) && !text.includes(`\`${folder}/\``));
+    expect(unnamed(foldersAt('').filter((folder) => !folder.startsWith('.')), '')).toEqual([]);
+    expect(unnamed(foldersAt('packages/'), 'packages/')).toEqual([]);
+    expect(unnamed(foldersAt('gateway/src/'), 'gateway/src/')).toEqual([]);
+    expect(text).toMatch(/^## Where to find things$/m);
   });
 });

@@ -18,7 +18,7 @@ const read = (path: string) => JSON.parse(readFileSync(resolve(REPO_ROOT, path),
 const installed = (name: string) => read(`node_modules/${name}/package.json`);
 /** The patch (patches/, applied by patch-package) of the installed version of a package. */
 const patchOf = (name: string) => readFileSync(resolve(REPO_ROOT, `patches/${name.replace('/', '+')}+${installed(name).version}.patch`), 'utf8');
-const WORKSPACES = ['.', 'packages/core', 'packages/store', 'packages/subgraph-kit', 'packages/composition', 'packages/governance', 'packages/seed', 'packages/testkit', 'services/users', 'services/orders', 'services/catalog', 'gateway'];
+const WORKSPACES = ['.', 'packages/core', 'packages/store', 'packages/subgraph-kit', 'packages/composition', 'packages/governance', 'packages/seed', 'testkit', 'services/users', 'services/orders', 'services/catalog', 'gateway'];
 const ranges = (name: string) =>
   WORKSPACES.map((dir) => read(`${dir}/package.json`)).flatMap((pkg) => [pkg.dependencies?.[name], pkg.devDependencies?.[name]].filter((range) => range !== undefined));
 
@@ -64,7 +64,7 @@ describe('@opentelemetry/* follow Hive Gateway\'s OpenTelemetry plugin', () => {
 
   it('decodes OTLP/protobuf in tests with @opentelemetry/otlp-transformer 0.216, the last release that ships decoders', () => {
     expect(ranges('@opentelemetry/otlp-transformer')).toEqual(['0.216.0']);
-    const fromTestkit = createRequire(resolve(REPO_ROOT, 'packages/testkit/package.json'));
+    const fromTestkit = createRequire(resolve(REPO_ROOT, 'testkit/package.json'));
     const generated = readFileSync(fromTestkit.resolve('@opentelemetry/otlp-transformer/build/src/generated/root.js'), 'utf8');
     expect(generated).toContain('ExportTraceServiceRequest.decode = function decode');
   });

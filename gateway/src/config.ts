@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { subgraphUrlVariable } from '@ordergraph/composition';
 import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/core';
-import { INTROSPECTION_MODES, type IntrospectionMode } from './introspection.js';
-import type { UpstreamSettings } from './upstream.js';
-import { PERSISTED_QUERIES_MODES } from './persisted-queries.js';
-import { QUERY_PLANNERS } from './query-planner.js';
+import { INTROSPECTION_MODES, type IntrospectionMode } from './security/introspection.js';
+import type { UpstreamSettings } from './subgraphs/upstream.js';
+import { PERSISTED_QUERIES_MODES } from './persisted-queries/persisted-queries.js';
+import { QUERY_PLANNERS } from './execution/query-planner.js';
 
 const GRAPHIQL_MODES = ['on', 'off'] as const;
 
@@ -106,7 +106,7 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
   INCLUDE_SUBGRAPH_ERRORS_BY_SUBGRAPH: flagsByKey('subgraph=true|false')
     .describe('Per-subgraph exceptions to INCLUDE_SUBGRAPH_ERRORS, as `name=true|false` pairs: `catalog=false,users=true`.'),
 
-  // Operation limits, checked before any subgraph is called (limits.ts).
+  // Operation limits, checked before any subgraph is called (limits/operation-limits.ts).
   MAX_DEPTH: count(7).describe('Deepest field nesting an operation may have (introspection exempt).'),
   MAX_COMPLEXITY: count(5000).describe('Estimated cost an operation may reach: @cost weights (1 per field by default), lists multiplied by their @listSize or first/limit (10 when absent).'),
   MAX_FIELDS: count(2000).describe('Field selections an operation may make once its fragments are expanded (a fragment spread twice counts twice), measured before anything else reads the document.'),

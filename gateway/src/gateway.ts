@@ -1,5 +1,5 @@
-// Builds the gateway: Hive Gateway serving the composed supergraph at /graphql, with the edge plugins, one file per
-// concern. Does not listen on its own; index.ts (or a test) calls listen().
+// Builds the gateway: Hive Gateway serving the composed supergraph at /graphql with the plugins of plugins.ts, and the
+// HTTP and WebSocket servers in front of it. Does not listen on its own; index.ts (or a test) calls listen().
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
@@ -11,43 +11,33 @@ import {
   createTokenVerifier,
   redisTarget,
   shutdownSettings,
-  signingSecret,
   type Drainable,
   requestIdFrom,
   withRequest,
   type Logger,
 } from '@ordergraph/core';
-import { useAuthentication } from './auth.js';
-import { authorizationDirectives } from './authorization.js';
-import { corsOrigins, introspectionMode, subgraphErrorInclusion, upstreamSettings, type GatewayConfig } from './config.js';
-import { httpDrain } from './drain.js';
-import { createErrorPolicy, createWebSocketFormatter, useErrorPolicy } from './errors.js';
-import { graphiqlOptions } from './graphiql.js';
-import { hiveLogger, subgraphRequestId } from './logging.js';
-import { requestDeadline, useHttpSemantics } from './http.js';
-import { useApiSchemaIntrospection, useIntrospectionPolicy } from './introspection.js';
-import { useIncrementalDelivery } from './defer.js';
-import { edgePlugins, inputLimits } from './edge.js';
-import { withEntityBatching } from './entity-batching.js';
-import type { OpenTelemetryPlugin } from './opentelemetry.js';
-import { plannerOptions, useQueryPlanInspection, useResultCompletion } from './query-planner.js';
-import { useMetrics } from './metrics.js';
-import { useEventStreams } from './event-stream.js';
-import { useMultipartSubscriptions } from './multipart.js';
-import { useSubscriptionRequests } from './subscription-requests.js';
-import { corsPolicy, securityHeaders, useResponseHeaders } from './response-headers.js';
-import { openSharedState } from './shared-state.js';
-import { useSubscriptionSharing } from './subscription-sharing.js';
-import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions.js';
-import { callerHeaders, upstreams, useQueryCancellation, useReadinessReport, useSubgraphSignature } from './upstream.js';
-import { serveWebSockets } from './websocket.js';
-import { withSharedSubgraphHooks } from './subgraph-hooks.js';
-import { withSubgraphUrls, type SupergraphSource } from './subgraph-urls.js';
+import { corsOrigins, subgraphErrorInclusion, upstreamSettings, type GatewayConfig } from './config.js';
+import { withEntityBatching } from './execution/entity-batching.js';
+import { plannerOptions } from './execution/query-planner.js';
+import { hiveLogger, subgraphRequestId } from './observability/logging.js';
+import type { OpenTelemetryPlugin } from './observability/opentelemetry.js';
+import { gatewayPlugins } from './plugins.js';
+import { authorizationDirectives } from './security/authorization.js';
+import { createErrorPolicy } from './security/errors.js';
+import { httpDrain } from './server/drain.js';
+import { graphiqlOptions } from './server/graphiql.js';
+import { requestDeadline } from './server/http.js';
+import { corsPolicy, securityHeaders } from './server/response-headers.js';
+import { openSharedState } from './server/shared-state.js';
+import { callerHeaders, upstreams } from './subgraphs/upstream.js';
+import { withSubgraphUrls, type SupergraphSource } from './subgraphs/urls.js';
+import { serveWebSockets } from './subscriptions/websocket.js';
+import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions/tracking.js';
 
 /** How a subscriber that stopped reading is disconnected, for clients and tests to recognise it. */
-export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions.js';
+export { SLOW_SUBSCRIBER_CLOSE } from './subscriptions/tracking.js';
 /** Where a client's rate-limit counter lives in Redis, for operators (and tests) to read it. */
-export { rateLimitKey } from './rate-limit.js';
+export { rateLimitKey } from './limits/rate-limit.js';
 
 const GRAPHQL_ENDPOINT = '/graphql';
 const READINESS_ENDPOINT = '/readyz';
@@ -74,7 +64,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const auth = authSettings(config);
   const verify = createTokenVerifier(auth);
   const publicError = createErrorPolicy({ production, includeSubgraphErrors: subgraphErrorInclusion(config) });
-  // Routing URL overrides are written into each supergraph served (subgraph-urls.ts), not into these entries, fixed
+  // Routing URL overrides are written into each supergraph served (subgraphs/urls.ts), not into these entries, fixed
   // when the gateway is built, before the subgraphs of a supergraph loaded later are known.
   const transportEntries = {
     // Identical queries in flight are shared by useQueryCancellation (upstream.ts), which can also cancel them; not by
@@ -84,9 +74,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
 
   const shared = openSharedState(redisTarget(config), logger, production, registry);
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
-  const subgraphSigningSecret = signingSecret(config);
   const authorization = authorizationDirectives();
-  const edge = edgePlugins({ config, redis: shared.redis, logger, registry, graphqlEndpoint: GRAPHQL_ENDPOINT, readinessEndpoint: READINESS_ENDPOINT });
 
   const runtime = createGatewayRuntime({
     supergraph: withSubgraphUrls(supergraph, config, logger),
@@ -125,40 +113,22 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     propagateHeaders: {
       fromClientToSubgraphs: ({ request }) => ({ ...callerHeaders(request), ...subgraphRequestId() }),
     },
-    plugins: (context) => [
-      // First, so that its request span holds every other plugin's work.
-      ...(openTelemetry ? [openTelemetry(context, GRAPHQL_ENDPOINT)] : []),
-      // Their hooks around each subgraph call, one of each kind (subgraph-hooks.ts), in this order.
-      ...withSharedSubgraphHooks([
-        inputLimits(config),
-        // Before the metrics, so that the refusals the authorization directives add to a result are counted with it.
-        ...authorization.plugins,
-        useMetrics(registry, config.METRICS_OPERATION_NAMES),
-        useAuthentication(verify, logger),
-        useHttpSemantics(GRAPHQL_ENDPOINT),
-        useIntrospectionPolicy(introspectionMode(config)),
-        useApiSchemaIntrospection(),
-        useSubscriptionRequests(),
-        useErrorPolicy(publicError),
-        useIncrementalDelivery(),
-        // Before the multipart processor, which streams the subscriptions whose Accept yoga's event stream does not take.
-        useEventStreams(),
-        useMultipartSubscriptions(createWebSocketFormatter(publicError).formatResult),
-        subscriptions.plugin,
-        useResultCompletion(authorization.documentAsSent),
-        useQueryPlanInspection(),
-        ...edge,
-        // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production
-        // the subgraphs serve nothing else, so only what passed this gateway's limits reaches them.
-        ...(subgraphSigningSecret ? [useSubgraphSignature(subgraphSigningSecret)] : []),
-        ...subgraphCalls.plugins,
-        useQueryCancellation(),
-        useReadinessReport(READINESS_ENDPOINT, subgraphCalls.states),
-        useResponseHeaders(),
-        // Last, so that it shares the subscribe function every other plugin has settled on.
-        useSubscriptionSharing(),
-      ]),
-    ],
+    // In the order plugins.ts gives, with a reason for each place.
+    plugins: (context) =>
+      gatewayPlugins({
+        config,
+        logger,
+        registry,
+        redis: shared.redis,
+        verify,
+        publicError,
+        authorization,
+        subscriptions,
+        subgraphCalls,
+        graphqlEndpoint: GRAPHQL_ENDPOINT,
+        readinessEndpoint: READINESS_ENDPOINT,
+        openTelemetry: openTelemetry?.(context, GRAPHQL_ENDPOINT),
+      }),
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.
     maskedErrors: { isDev: false, errorMessage: INTERNAL_ERROR_MESSAGE, maskError: publicError },
   });

@@ -1,14 +1,14 @@
 // Tracing starts first, before anything imports http or graphql.
 import { startTelemetry } from '@ordergraph/core/telemetry';
 // Loads no OpenTelemetry package itself; the plugin is imported only when tracing is on.
-import { clientClosedSpans, loadOpenTelemetryPlugin } from './opentelemetry.js';
+import { clientClosedSpans, loadOpenTelemetryPlugin } from './observability/opentelemetry.js';
 
 const telemetry = await startTelemetry('gateway', { instrument: false, spanProcessors: [clientClosedSpans] });
 const { createLogger, runProcess } = await import('@ordergraph/core');
 const { loadGatewayConfig } = await import('./config.js');
 const { createGateway } = await import('./gateway.js');
 const { SUPERGRAPH_PATH } = await import('@ordergraph/composition');
-const { supergraphFile } = await import('./supergraph-source.js');
+const { supergraphFile } = await import('./subgraphs/supergraph-source.js');
 const openTelemetry = telemetry ? await loadOpenTelemetryPlugin() : undefined;
 
 const logger = createLogger('gateway');

@@ -1,5 +1,5 @@
 // The signature every subgraph call carries: HMAC-SHA256, with SUBGRAPH_SIGNING_SECRET, of the call's query and
-// variables. The gateway writes it (gateway/src/upstream.ts), subgraphs calling each other write it too
+// variables. The gateway writes it (gateway/src/subgraphs/upstream.ts), subgraphs calling each other write it too
 // (subgraph-kit's peer.ts), and every subgraph checks it (subgraph-kit's signature.ts).
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { configure } from 'safe-stable-stringify';

@@ -49,7 +49,7 @@ export interface TrackOptions<T> {
 
 /**
  * A source that can hand its events to its one reader as they arrive, sparing trackSubscription a promise per event:
- * subscription-sharing.ts's per-subscriber streams, read once per subscriber and event. Such a source is an
+ * subscriptions/sharing.ts's per-subscriber streams, read once per subscriber and event. Such a source is an
  * AsyncIterable all the same, for any other reader; returning its iterator detaches the reader.
  */
 export const PUSHES_EVENTS = Symbol('ordergraph.pushesEvents');

@@ -129,7 +129,7 @@ describe('trackSubscription with an overflow bound', () => {
 });
 
 describe('trackSubscription of a source that pushes its events', () => {
-  /** A source that hands events to its reader once one attaches (as subscription-sharing.ts's streams do). */
+  /** A source that hands events to its reader once one attaches (as subscriptions/sharing.ts's streams do). */
   function pushing<T>() {
     let reader: EventReader<T> | undefined;
     const state = { released: false, read: false };

@@ -1,19 +1,4 @@
-// Tracing starts first, before anything imports http, express or graphql, so that their instrumentation wraps them.
-import { startTelemetry } from '@ordergraph/core/telemetry';
+// The catalog subgraph's process (runSubgraph starts tracing before the server's modules load).
+import { runSubgraph } from '@ordergraph/subgraph-kit/run';
 
-const telemetry = await startTelemetry('catalog', { instrument: true });
-const { createLogger, runProcess, subgraphHost } = await import('@ordergraph/core');
-const { loadCatalogConfig } = await import('./config.js');
-const { createCatalogService } = await import('./server.js');
-
-const logger = createLogger('catalog');
-runProcess(
-  logger,
-  async () => {
-    const config = loadCatalogConfig();
-    const service = await createCatalogService(config, logger);
-    await service.listen(config.PORT, subgraphHost(config));
-    return service;
-  },
-  telemetry,
-);
+await runSubgraph('catalog', () => import('./server.js'));

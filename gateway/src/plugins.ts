@@ -1,0 +1,175 @@
+// Every plugin of the gateway, in the order they run: the one place that says what happens to a request and when. The
+// runtime calls each hook (onRequest, onParams, onParse, onValidate, onExecute, onSubgraphExecute, onFetch, onResponse)
+// plugin by plugin in this order, for every operation whatever its transport (HTTP, WebSocket, SSE). Each folder of
+// src/ holds one concern; this list only decides the order.
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import type { GraphQLError } from 'graphql';
+import { signingSecret, type Logger, type Redis, type TokenVerifier } from '@ordergraph/core';
+import type { Registry } from 'prom-client';
+import { createCacheControl } from './caching/cache-control.js';
+import { useSharedResponseCache } from './caching/response-cache.js';
+import { introspectionMode, type GatewayConfig } from './config.js';
+import { useIncrementalDelivery } from './execution/defer.js';
+import { createOperationReader, viewerOf } from './execution/operation.js';
+import { useQueryPlanInspection, useResultCompletion } from './execution/query-planner.js';
+import { withSharedSubgraphHooks } from './execution/subgraph-hooks.js';
+import { useInputLimits } from './limits/input.js';
+import { limitedParser, useOperationLimits, type MeasuredCosts } from './limits/operation-limits.js';
+import { useCostRateLimit, useRateLimits } from './limits/rate-limit.js';
+import { useMetrics } from './observability/metrics.js';
+import { useTracing, wantsTracing } from './observability/tracing.js';
+import { EMPTY_MANIFEST, watchManifest } from './persisted-queries/manifest.js';
+import { persistedQueriesMode, usePersistedDocuments } from './persisted-queries/persisted-queries.js';
+import { useAuthentication } from './security/auth.js';
+import type { AuthorizationDirectives } from './security/authorization.js';
+import { createWebSocketFormatter, useErrorPolicy } from './security/errors.js';
+import { useApiSchemaIntrospection, useIntrospectionPolicy } from './security/introspection.js';
+import { useHttpSemantics } from './server/http.js';
+import { useResponseHeaders } from './server/response-headers.js';
+import { useRedisReadiness } from './server/shared-state.js';
+import { useQueryCancellation, useReadinessReport, useSubgraphSignature, type Upstreams } from './subgraphs/upstream.js';
+import { useEventStreams } from './subscriptions/event-stream.js';
+import { useMultipartSubscriptions } from './subscriptions/multipart.js';
+import { useSubscriptionRequests } from './subscriptions/requests.js';
+import { useSubscriptionSharing } from './subscriptions/sharing.js';
+import type { SubscriptionTracking } from './subscriptions/tracking.js';
+
+export interface PluginOptions {
+  config: GatewayConfig;
+  logger: Logger;
+  /** Where the gateway's own metrics register (its /metrics). */
+  registry: Registry;
+  /** The Redis replicas share state through; undefined keeps it in this process (development only). */
+  redis: Redis | undefined;
+  verify: TokenVerifier;
+  /** What a client may see of an error (security/errors.ts). */
+  publicError: (error: unknown) => GraphQLError;
+  authorization: AuthorizationDirectives;
+  subscriptions: SubscriptionTracking;
+  subgraphCalls: Upstreams;
+  graphqlEndpoint: string;
+  readinessEndpoint: string;
+  /** Hive's OpenTelemetry plugin for this runtime, when tracing is on. */
+  openTelemetry?: GatewayPlugin | undefined;
+}
+
+export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
+  const { config, logger, registry, redis, authorization, subgraphCalls, graphqlEndpoint, readinessEndpoint } = options;
+  const operationLimits = {
+    maxNesting: config.MAX_NESTING,
+    maxFields: config.MAX_FIELDS,
+    maxDepth: config.MAX_DEPTH,
+    maxComplexity: config.MAX_COMPLEXITY,
+    maxAliases: config.MAX_ALIASES,
+    maxTokens: config.MAX_TOKENS,
+    maxDirectivesPerField: config.MAX_DIRECTIVES_PER_FIELD,
+    maxDuplicateFields: config.MAX_DUPLICATE_FIELDS,
+    maxOperationNameLength: config.MAX_OPERATION_NAME_LENGTH,
+  };
+  // The plugins before the operation limits read the document through the same bounded parser, once per text.
+  const readOperation = createOperationReader(limitedParser(operationLimits));
+  const measuredCosts: MeasuredCosts = new WeakMap();
+  const cacheControl = createCacheControl({ readOperation, graphqlEndpoint });
+  const subgraphSigningSecret = signingSecret(config);
+
+  return [
+    // First, so that its request span holds every other plugin's work.
+    ...(options.openTelemetry ? [options.openTelemetry] : []),
+    // Their hooks around each subgraph call, one of each kind (subgraph-hooks.ts), run in this same order.
+    ...withSharedSubgraphHooks([
+      // The request's input values (operation name, variables, strings), bounded before any other plugin reads them.
+      useInputLimits({
+        maxOperationNameLength: config.MAX_OPERATION_NAME_LENGTH,
+        maxVariablesDepth: config.MAX_VARIABLES_DEPTH,
+        maxVariableValues: config.MAX_VARIABLE_VALUES,
+        maxStringLength: config.MAX_STRING_LENGTH,
+        stringLimits: config.STRING_LIMITS,
+      }),
+      // Before the metrics, so that the refusals the authorization directives add to a result are counted with it.
+      ...authorization.plugins,
+      useMetrics(registry, config.METRICS_OPERATION_NAMES),
+      // The caller's token, verified once; every later plugin reads the viewer it puts on the context.
+      useAuthentication(options.verify, logger),
+      // GraphQL over HTTP beyond yoga's: 415, 413, the GET preflight header; it also sets each request's signal.
+      useHttpSemantics(graphqlEndpoint),
+      useIntrospectionPolicy(introspectionMode(config)),
+      useApiSchemaIntrospection(),
+      useSubscriptionRequests(),
+      useErrorPolicy(options.publicError),
+      // Which planner runs @defer, and clients that cannot read parts refused.
+      useIncrementalDelivery(),
+      // Before the multipart processor, which streams the subscriptions whose Accept yoga's event stream does not take.
+      useEventStreams(),
+      useMultipartSubscriptions(createWebSocketFormatter(options.publicError).formatResult),
+      options.subscriptions.plugin,
+      useResultCompletion(authorization.documentAsSent),
+      useQueryPlanInspection(),
+      // The edge, all before any subgraph is called. Readiness reports Redis first.
+      useRedisReadiness(redis, readinessEndpoint, logger),
+      // A persisted query's hash becomes its document first, so every later check sees the operation it executes.
+      usePersistedDocuments({
+        mode: persistedQueriesMode(config.PERSISTED_QUERIES),
+        manifest: config.PERSISTED_QUERIES_MANIFEST
+          ? watchManifest(config.PERSISTED_QUERIES_MANIFEST, config.PERSISTED_QUERIES_MANIFEST_POLL_MS, logger)
+          : EMPTY_MANIFEST,
+        adminBypass: config.PERSISTED_QUERIES_ADMIN_BYPASS === 'on',
+        redis,
+        logger,
+        registry,
+      }),
+      // Before the cache, so that neither a cache hit nor a 304 skips it; it counts the operation the document names.
+      useRateLimits(
+        {
+          windowMs: config.RATE_LIMIT_WINDOW_MS,
+          max: config.RATE_LIMIT_MAX,
+          expensiveMax: config.RATE_LIMIT_EXPENSIVE_MAX,
+          expensiveOperations: config.RATE_LIMIT_EXPENSIVE_OPERATIONS,
+          trustProxyHops: config.TRUST_PROXY_HOPS,
+        },
+        redis,
+        readOperation,
+      ),
+      // Nesting, tokens and the expanded size while parsing; directives and repeats before validation; complexity just
+      // before execution, when the variables are known.
+      useOperationLimits(operationLimits, measuredCosts),
+      // Charged what the complexity limit measured, so after it.
+      ...(config.RATE_LIMIT_COST_PER_WINDOW > 0
+        ? [
+            useCostRateLimit(
+              { perWindow: config.RATE_LIMIT_COST_PER_WINDOW, windowMs: config.RATE_LIMIT_WINDOW_MS, trustProxyHops: config.TRUST_PROXY_HOPS },
+              redis,
+              (context) => measuredCosts.get(context),
+            ),
+          ]
+        : []),
+      // The response's cache policy (Cache-Control), then a cached public response: both after every refusal above.
+      cacheControl.plugin,
+      useSharedResponseCache({
+        redis,
+        logger,
+        maxAge: (request) => {
+          const policy = cacheControl.policyOf(request);
+          return policy?.scope === 'PUBLIC' ? policy.maxAge : 0;
+        },
+        cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request),
+        mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
+      }),
+      // Times the execution itself, reporting the cost the limits measured.
+      useTracing({
+        production: config.NODE_ENV === 'production',
+        cost: (context) => ({ estimated: measuredCosts.get(context), max: config.MAX_COMPLEXITY }),
+      }),
+      // Every subgraph call is signed (HMAC of its query and variables, over HTTP and WebSocket alike): in production
+      // the subgraphs serve nothing else, so only what passed the edge above reaches them.
+      ...(subgraphSigningSecret ? [useSubgraphSignature(subgraphSigningSecret)] : []),
+      // Timeouts, retries and circuit breakers of each subgraph call (subgraphs/upstream.ts).
+      ...subgraphCalls.plugins,
+      // Identical subgraph queries in flight shared, and cancelled when no request waits for them any more.
+      useQueryCancellation(),
+      useReadinessReport(readinessEndpoint, subgraphCalls.states),
+      useResponseHeaders(),
+      // Last, so that it shares the subscribe function every other plugin has settled on.
+      useSubscriptionSharing(),
+    ]),
+  ];
+}
