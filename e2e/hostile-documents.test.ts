@@ -3,7 +3,7 @@
 // `{ __typename }` sent while it is in flight is answered as quickly as when the gateway is idle. Before the document
 // shape was measured in one pass, the 30-level fragment bomb below held the gateway's event loop for minutes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { token } from '@ordergraph/testkit';
+import { graphql, token } from '@ordergraph/testkit';
 import { startProcessSupergraph, type ProcessSupergraph } from '@ordergraph/testkit/e2e';
 
 const SECRET = 'hostile-documents-secret-of-32-characters';
@@ -32,20 +32,11 @@ const DOCUMENTS: [name: string, query: string, code: string, variables?: Record<
   ['a field name of 100,000 characters', `{ ${'a'.repeat(100_000)} }`, 'GRAPHQL_VALIDATION_FAILED'],
 ];
 
-/** POSTs an operation as a GraphQL-over-HTTP client would, timing it. */
+/** The test kit's POST, timed. */
 async function post(url: string, query: string, options: { variables?: Record<string, unknown> | undefined; token?: string | undefined } = {}) {
   const started = performance.now();
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/graphql-response+json',
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    body: JSON.stringify({ query, variables: options.variables }),
-  });
-  const body = (await response.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
-  return { status: response.status, body, ms: performance.now() - started };
+  const { status, body } = await graphql(url, query, { ...(options.variables ? { variables: options.variables } : {}), ...(options.token ? { token: options.token } : {}) });
+  return { status, body, ms: performance.now() - started };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
