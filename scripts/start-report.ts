@@ -102,21 +102,18 @@ export interface Summary {
 export const BOX_TEXT_WIDTH = 92;
 const LABEL = 10;
 
-/** `text` wrapped at spaces to `width`, continuation lines indented by `indent`; a word longer than a line is cut. */
-function wrap(text: string, width: number, indent: number): string[] {
+/** `text` wrapped at spaces into lines of `width` at most; a word longer than a line is cut. */
+function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(' ')) {
-    const candidate = line === '' ? word : `${line} ${word}`;
-    if (candidate.length <= width || line.trim() === '') line = candidate;
+    if (line === '') line = word;
+    else if (line.length + 1 + word.length <= width) line = `${line} ${word}`;
     else {
       lines.push(line);
-      line = `${' '.repeat(indent)}${word}`;
+      line = word;
     }
-    while (line.length > width) {
-      lines.push(line.slice(0, width));
-      line = `${' '.repeat(indent)}${line.slice(width)}`;
-    }
+    for (; line.length > width; line = line.slice(width)) lines.push(line.slice(0, width));
   }
   return [...lines, line];
 }
@@ -126,7 +123,7 @@ function wrap(text: string, width: number, indent: number): string[] {
  * Redis, each wrapped under its label. The tokens go below it (tokenLines), whole on lines of their own, to be copied.
  */
 export function summaryBox({ url, graphiql, store, redis }: Summary): string {
-  const labelled = (label: string, text: string) => wrap(`${label.padEnd(LABEL)}${text}`, BOX_TEXT_WIDTH, LABEL);
+  const labelled = (label: string, text: string) => wrap(text, BOX_TEXT_WIDTH - LABEL).map((line, i) => `${(i === 0 ? label : '').padEnd(LABEL)}${line}`);
   const lines = [
     'ordergraph is running',
     '',
