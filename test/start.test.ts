@@ -93,6 +93,8 @@ describe('what npm start prints', () => {
     for (const part of ['GraphQL http://localhost:4000/graphql', 'GraphiQL http://localhost:4000/graphql', 'a restart keeps every write', 'stay inside each process (development only)', 'Ctrl-C stops everything.']) {
       expect(text).toContain(part);
     }
+    // Wrapped and second lines stay in the column after the labels.
+    expect(lines.filter((line) => /^│ {11}\S/.test(line)).map((line) => line.slice(12, 27))).toEqual(['/var/lib/deep/d', 'p/deep/deep/dee', 'graph          ', 'a restart keeps', '(development on']);
     expect(lines.join('')).not.toContain('eyJ');
     expect(summaryBox({ url: 'u', graphiql: false, store: storeMode({}), redis: 'r' })).not.toContain('GraphiQL');
     expect(tokenLines([{ label: 'USER token', token }, { label: 'ADMIN token', token: 'eyJb' }]).split('\n')).toEqual(['USER token:', token, 'ADMIN token:', 'eyJb']);
