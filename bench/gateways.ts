@@ -1,12 +1,12 @@
 // npm run bench: the users' comparison of gateways. The three seeded subgraphs (production mode), Redis, each gateway
 // and this load generator (autocannon) all run in processes of their own; one gateway is under load at a time, in
 // rounds that alternate the order, so that a busy machine weighs on all alike. Bodies are verified identical before
-// timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart
-// next to bench/README.md. `npm run bench -- --help` lists the options.
+// timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart into
+// the git-ignored bench/out/ (--chart elsewhere). `npm run bench -- --help` lists the options (gateways-options.ts).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
@@ -14,38 +14,14 @@ import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { ROOT, SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS } from './scenarios.js';
+import { GATEWAYS_HELP, GATEWAYS_OPTIONS } from './gateways-options.js';
 
-const { values: options } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '2' },
-    duration: { type: 'string', default: '5' },
-    warmup: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '32' },
-    scenarios: { type: 'string', default: SCENARIOS.map((scenario) => scenario.id).join(',') },
-    gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway' },
-    profile: { type: 'string' },
-    heap: { type: 'string' },
-    'ours-with': { type: 'string' },
-    chart: { type: 'string', default: resolve(ROOT, 'bench/results.svg') },
-    help: { type: 'boolean', default: false },
-  },
-});
+const { values: options } = parseArgs({ options: GATEWAYS_OPTIONS });
 if (options.help) {
-  console.log(`npm run bench -- [--rounds 2] [--duration 5] [--warmup 2] [--connections 32] [--scenarios a,b,c] [--chart bench/results.svg]
-  rounds       alternating rounds per scenario (each gateway once per round)
-  duration     seconds of load per gateway per round; warmup: seconds before the first round (not counted)
-  connections  autocannon's concurrent connections
-  gateways     which gateways to run, by name (ours first: the ratios are ours/each)
-  profile      a directory: our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing
-               into ours/ and bare/ there, and their top self times are printed
-  heap         a directory: after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner
-               are written there and compared
-  ours-with    Node.js flags and NAME=value environment, given with '=' (--ours-with="--max-semi-space-size=32
-               MALLOC_ARENA_MAX=2"): our gateway runs a second time, with them instead of its start script's flags
-               (gateway/package.json), beside the others, as "ours with <...>"; --ours-with= runs it on V8's defaults`);
+  console.log(GATEWAYS_HELP);
   process.exit(0);
 }
 const ROUNDS = Number(options.rounds);
@@ -235,8 +211,9 @@ async function main() {
   }
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
   console.log(`\n${renderTable(measurements, { date: started.toISOString(), machine, rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS })}`);
+  mkdirSync(dirname(resolve(options.chart)), { recursive: true });
   writeFileSync(options.chart, renderChart(measurements, `${started.toISOString().slice(0, 10)}, ${machine}`));
-  console.log(`chart written to ${options.chart}`);
+  console.log(`chart written to ${resolve(options.chart)}`);
   for (const [which, name] of options.profile ? Object.entries(PROFILED) : []) {
     const dir = resolve(options.profile!, which);
     const profiles = existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith('.cpuprofile')).map((file) => resolve(dir, file)) : [];

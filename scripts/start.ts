@@ -1,6 +1,5 @@
 // npm start: the whole supergraph on embedded defaults with seed data, one process per service as in production, each
-// restarted with backoff if it exits (supervisor.ts); Ctrl-C drains and stops everything.
-import { spawn } from 'node:child_process';
+// restarted with backoff if it exits (supervisor.ts); Ctrl-C, a signal or the end of its parent drains and stops everything.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,8 +8,21 @@ import { graphiqlEnabled, loadGatewayConfig } from '@ordergraph/gateway/config';
 import { REPO_ROOT, composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { SEED_ADMIN_LOCAL_ID, SEED_USER_LOCAL_ID } from '@ordergraph/seed';
 import { startPlan, type Launch } from './start-plan.js';
-import { processProgress, storeMode, summaryBox } from './start-report.js';
-import { supervise, type Supervised } from './supervisor.js';
+import {
+  colourWanted,
+  paint,
+  prettyLogsWanted,
+  processProgress,
+  renderLogLine,
+  setting,
+  storeMode,
+  summaryBox,
+  tokenLines,
+} from './start-report.js';
+import { spawnNodeChild, stopAllWhenAsked, supervise, type Supervised } from './supervisor.js';
+
+const colours = paint(colourWanted(process.stdout, process.env));
+const prettyLogs = prettyLogsWanted(process.stdout, process.env);
 
 // Composes the supergraph from supergraph.yaml, starts the subgraphs and the gateway, waits until each is ready, then
 // prints the URL and ready-to-use tokens.
@@ -21,10 +33,11 @@ const services: Supervised[] = [];
 /** Starts a process under supervision: if it exits on its own it is started again, and the others keep serving. */
 function launch(name: string, entry: string, env: Record<string, string>): void {
   const spawnChild = () =>
-    spawn(process.execPath, ['--conditions=source', '--import', 'tsx', entry], {
+    spawnNodeChild(entry, {
       cwd: REPO_ROOT,
-      env: { ...process.env, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'warn', ...env },
-      stdio: 'inherit',
+      env: { ...process.env, LOG_LEVEL: setting(process.env, 'LOG_LEVEL') ?? 'warn', ...env },
+      // The services' own format stays JSON; only a person at a terminal gets it as one readable line.
+      output: (line, stream) => (stream === 'stdout' ? process.stdout : process.stderr).write(`${prettyLogs ? renderLogLine(name, line, colours) : line}\n`),
     });
   services.push(supervise(name, spawnChild));
 }
@@ -42,17 +55,11 @@ async function waitReady(name: string, port: number): Promise<void> {
   throw new Error(`${name} was not ready on port ${port} within 60 s`);
 }
 
-/** Every process drains (SIGTERM) at once; a terminal's Ctrl-C has sent them SIGINT already, which drains the same. */
-async function stop(code: number): Promise<never> {
-  await Promise.all(services.map((service) => service.stop('SIGTERM')));
-  process.exit(code);
-}
-process.on('SIGINT', () => void stop(0));
-process.on('SIGTERM', () => void stop(0));
+const stop = stopAllWhenAsked(services);
 
 /** Starts a process and waits until it is ready, printing its progress. */
 async function start(service: Launch, env: Record<string, string>): Promise<void> {
-  const progress = processProgress(service.name, service.port);
+  const progress = processProgress(service.name, service.port, console.log, colours);
   launch(service.name, service.entry, { ...service.env, PORT: String(service.port), ...env });
   try {
     await waitReady(service.name, service.port);
@@ -70,26 +77,29 @@ try {
   await Promise.all(subgraphs.map((subgraph) => start(subgraph, { SEED: 'true' })));
   await start(gateway, { SUPERGRAPH_PATH: supergraphPath });
 
-  const secret = process.env['JWT_SECRET'] ?? DEV_JWT_SECRET;
+  const secret = setting(process.env, 'JWT_SECRET') ?? DEV_JWT_SECRET;
   const admin = await signDevToken(secret, { sub: toGlobalId('User', SEED_ADMIN_LOCAL_ID), role: 'ADMIN', expiresIn: '12h' });
   const user = await signDevToken(secret, { sub: toGlobalId('User', SEED_USER_LOCAL_ID), role: 'USER', expiresIn: '12h' });
+  const url = `http://localhost:${gateway.port}/graphql`;
   console.log(`
 ${summaryBox({
-  url: `http://localhost:${gateway.port}/graphql`,
+  url,
   graphiql: graphiqlEnabled(loadGatewayConfig()),
-  tokens: [
-    { label: 'ADMIN token (admin@example.com, 12 h)', token: admin },
-    { label: 'USER token (user1@example.com, 12 h)', token: user },
-  ],
   store,
-  redis: process.env['REDIS_URL'] ?? 'none: rate limits, persisted queries and events stay inside each process (development only)',
+  redis: setting(process.env, 'REDIS_URL') ?? 'none: rate limits, persisted queries and events stay inside each process (development only)',
 })}
 
-Seeded: 100 users (admin@example.com is ADMIN), 200 products, 1000 orders. Try it as user1@example.com:
+${tokenLines([
+  { label: 'ADMIN token (admin@example.com, 12 h)', token: admin },
+  { label: 'USER token (user1@example.com, 12 h)', token: user },
+])}
+
+Seeded: 100 users (admin@example.com is ADMIN), 200 products, 1000 orders.
+Try it as user1@example.com:
   export TOKEN=${user}
-  curl -s http://localhost:${gateway.port}/graphql -H 'content-type: application/json' -H "authorization: Bearer $TOKEN" \\
+  curl -s ${url} -H 'content-type: application/json' -H "authorization: Bearer $TOKEN" \\
     -d '{"query":"{ user(id: \\"${toGlobalId('User', SEED_USER_LOCAL_ID)}\\") { name orders { id status total } } }"}'`);
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
-  await stop(1);
+  await stop(1, 'start-up failed');
 }

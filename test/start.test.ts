@@ -1,6 +1,9 @@
 // npm start's plan (every port from the environment, each process pointed at the others' ports), what it prints, and
 // its supervision: real child processes that exit are restarted with backoff, and Ctrl-C drains everything.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
 import { networkInterfaces } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, subgraphHost, toGlobalId } from '@ordergraph/core';
@@ -11,8 +14,8 @@ import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { loadUsersConfig } from '@ordergraph/users/config';
 import { freePort, graphql, token, waitFor } from '@ordergraph/testkit';
 import { startPlan } from '../scripts/start-plan.js';
-import { processProgress, storeMode, summaryBox } from '../scripts/start-report.js';
-import { supervise } from '../scripts/supervisor.js';
+import { colourWanted, paint, prettyLogsWanted, processProgress, renderLogLine, setting, storeMode, summaryBox, tokenLines } from '../scripts/start-report.js';
+import { STOPPED_LINE, stoppingLine, supervise } from '../scripts/supervisor.js';
 
 const portsOf = (plan: ReturnType<typeof startPlan>) => Object.fromEntries([...plan.subgraphs, plan.gateway].map(({ name, port }) => [name, port]));
 
@@ -73,32 +76,70 @@ describe('what npm start prints', () => {
     ]);
   });
 
-  it('ends with one box holding the URLs, whole tokens and the modes', () => {
+  it('ends with a box under 100 columns holding the URLs and the modes, and the whole tokens below it', () => {
     const token = `eyJ${'a'.repeat(300)}`;
     const box = summaryBox({
       url: 'http://localhost:4000/graphql',
       graphiql: true,
-      tokens: [{ label: 'USER token', token }],
-      store: storeMode({}),
-      redis: 'redis://127.0.0.1:6379',
+      store: storeMode({ DATA_DIR: `/var/lib/${'deep/'.repeat(30)}ordergraph` }),
+      redis: 'none: rate limits, persisted queries and events stay inside each process (development only)',
     });
     const lines = box.split('\n');
     expect(new Set(lines.map((line) => line.length)).size).toBe(1);
+    expect(lines[0]!.length).toBeLessThan(100);
     expect(lines[0]).toMatch(/^╭─+╮$/);
     expect(lines.at(-1)).toMatch(/^╰─+╯$/);
-    for (const text of ['GraphQL   http://localhost:4000/graphql', 'GraphiQL  http://localhost:4000/graphql', token, 'embedded, in memory', 'a restart loses every write', 'redis://127.0.0.1:6379']) {
-      expect(lines.some((line) => line.includes(text))).toBe(true);
+    const text = lines.map((line) => line.slice(2, -2).trim()).join(' ').replace(/\s+/g, ' ');
+    for (const part of ['GraphQL http://localhost:4000/graphql', 'GraphiQL http://localhost:4000/graphql', 'a restart keeps every write', 'stay inside each process (development only)', 'Ctrl-C stops everything.']) {
+      expect(text).toContain(part);
     }
-    expect(summaryBox({ url: 'u', graphiql: false, tokens: [], store: storeMode({}), redis: 'r' })).not.toContain('GraphiQL');
+    // Wrapped and second lines stay in the column after the labels.
+    expect(lines.filter((line) => /^│ {11}\S/.test(line)).map((line) => line.slice(12, 27))).toEqual(['/var/lib/deep/d', 'p/deep/deep/dee', 'graph          ', 'a restart keeps', '(development on']);
+    expect(lines.join('')).not.toContain('eyJ');
+    expect(summaryBox({ url: 'u', graphiql: false, store: storeMode({}), redis: 'r' })).not.toContain('GraphiQL');
+    expect(tokenLines([{ label: 'USER token', token }, { label: 'ADMIN token', token: 'eyJb' }]).split('\n')).toEqual(['USER token:', token, 'ADMIN token:', 'eyJb']);
+  });
+
+  it("shows a child's JSON log line as one readable line, and anything else as it came", () => {
+    const warning = JSON.stringify({ level: 40, time: '2026-11-27T01:55:04.389Z', service: 'orders', name: 'orders', msg: 'No Redis is configured', event: 'no_redis' });
+    expect(renderLogLine('orders', warning)).toBe('  warn  orders   No Redis is configured event=no_redis');
+    const failure = JSON.stringify({ level: 50, service: 'users', msg: 'shutdown failed', err: { type: 'Error', message: 'boom', stack: 'Error: boom\n    at x' }, port: 4001 });
+    expect(renderLogLine('users', failure)).toBe('  error users    shutdown failed err=boom port=4001');
+    expect(renderLogLine('users', failure, paint(true))).toBe('  \u001b[31merror\u001b[39m users    shutdown failed err=boom port=4001');
+    for (const line of ['(node:123) Warning: something', '{"not":"a log line"}', '[1,2]', '']) expect(renderLogLine('users', line)).toBe(line);
+  });
+
+  it('colours only a terminal outside CI, unless NO_COLOR or FORCE_COLOR says otherwise', () => {
+    const tty = { isTTY: true };
+    const pipe = { isTTY: false };
+    expect(colourWanted(tty, {})).toBe(true);
+    expect(colourWanted(pipe, {})).toBe(false);
+    expect(colourWanted(tty, { CI: 'true' })).toBe(false);
+    expect(colourWanted(tty, { CI: 'false' })).toBe(true);
+    expect(colourWanted(tty, { NO_COLOR: '1' })).toBe(false);
+    expect(colourWanted(tty, { TERM: 'dumb' })).toBe(false);
+    expect(colourWanted(pipe, { CI: 'true', FORCE_COLOR: '1' })).toBe(true);
+    expect(colourWanted(tty, { FORCE_COLOR: '0' })).toBe(false);
+    expect([prettyLogsWanted(tty, {}), prettyLogsWanted(tty, { CI: '1' }), prettyLogsWanted(pipe, {})]).toEqual([true, false, false]);
+    expect(paint(false).green('ok')).toBe('ok');
+  });
+
+  it('takes an empty setting (a copied .env.example) as unset', () => {
+    expect([setting({ JWT_SECRET: '' }, 'JWT_SECRET'), setting({}, 'JWT_SECRET'), setting({ JWT_SECRET: 's' }, 'JWT_SECRET')]).toEqual([undefined, undefined, 's']);
   });
 });
 
 /** A real Node child that runs `code`. */
 const node = (code: string) => () => spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+/** Whether a process runs; a zombie nobody has reaped yet (an orphan, in a container without init) has exited. */
 const alive = (pid: number | undefined) => {
   try {
     process.kill(pid!, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return false;
   }
@@ -138,11 +179,66 @@ describe('supervision of a child', () => {
   });
 });
 
+/** Output of a child process so far, both streams together. */
+function collect(child: ChildProcess): { readonly text: string } {
+  const output = { text: '' };
+  for (const stream of [child.stdout, child.stderr]) stream?.on('data', (chunk: Buffer) => (output.text += chunk.toString()));
+  return output;
+}
+
+describe('npm start stops what it started, however it is stopped', () => {
+  const started: ChildProcess[] = [];
+  afterAll(() => {
+    for (const child of started) if (child.pid && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGKILL');
+  });
+
+  /**
+   * test/fixtures/supervisor-tree.ts (two children under the supervision start.ts uses), under `sh` when `parent`, so
+   * that the parent can die; resolves once both children run.
+   */
+  async function tree(parent = false) {
+    const command = [process.execPath, '--conditions=source', '--import', 'tsx', 'test/fixtures/supervisor-tree.ts'];
+    const child = parent
+      ? spawn('sh', ['-c', `${command.map((word) => `'${word}'`).join(' ')} & wait`], { cwd: REPO_ROOT, detached: true })
+      : spawn(command[0]!, command.slice(1), { cwd: REPO_ROOT, detached: true });
+    started.push(child);
+    const output = collect(child);
+    await waitFor(() => output.text.includes('one: ') && output.text.includes('two: '), `both children up: ${output.text}`, 20_000);
+    const [, supervisor, children] = /supervisor (\d+) children (\d+ \d+)/.exec(output.text)!;
+    return { child, output, supervisor: Number(supervisor), children: children!.split(' ').map(Number) };
+  }
+
+  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGINT'] as const) {
+    it(`drains its children and exits 0 on ${signal} sent to it alone, saying so`, async () => {
+      const { child, output, children } = await tree();
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      process.kill(child.pid!, signal);
+      expect(await exited).toBe(0);
+      for (const pid of children) expect(alive(pid)).toBe(false);
+      expect(output.text).toContain(`${stoppingLine(signal)}\n`);
+      expect(output.text).toContain(`${STOPPED_LINE}\n`);
+    });
+  }
+
+  it('stops its children when its parent dies (npm SIGKILLed)', async () => {
+    const { child, output, supervisor, children } = await tree(true);
+    process.kill(child.pid!, 'SIGKILL');
+    await waitFor(() => !alive(supervisor) && children.every((pid) => !alive(pid)), `the supervisor and its children gone: ${output.text}`, 10_000);
+    expect(output.text).toContain(stoppingLine('its parent process exited'));
+  });
+
+  it('leaves no child behind when it is SIGKILLed itself', async () => {
+    const { child, output, children } = await tree();
+    process.kill(child.pid!, 'SIGKILL');
+    await waitFor(() => children.every((pid) => !alive(pid)), `its children gone: ${output.text}`, 10_000);
+  });
+});
+
 describe('npm start, as processes', () => {
-  let start: ChildProcess | undefined;
+  const launched: ChildProcess[] = [];
   afterAll(() => {
     // Whatever a failed assertion left running: the whole process group, as a closed terminal would.
-    if (start?.pid && start.exitCode === null) process.kill(-start.pid, 'SIGKILL');
+    for (const start of launched) if (start.pid && start.exitCode === null) process.kill(-start.pid, 'SIGKILL');
   });
 
   /** Pids of npm start's children by service name, read from the process table. */
@@ -161,16 +257,17 @@ describe('npm start, as processes', () => {
   it('restarts a killed subgraph while the others keep serving, and drains everything on Ctrl-C', async () => {
     const [gateway, users, orders, catalog] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     // Detached: its own process group, which a terminal's Ctrl-C reaches as a whole.
-    start = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'scripts/start.ts'], {
+    const start = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'scripts/start.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, NODE_ENV: 'development', PORT: String(gateway), USERS_PORT: String(users), ORDERS_PORT: String(orders), CATALOG_PORT: String(catalog) },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    launched.push(start);
     let output = '';
     start.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     start.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => start!.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) => start.once('exit', (code) => resolve(code)));
     await waitFor(() => output.includes(`http://localhost:${gateway}/graphql`), `npm start's summary: ${output}`, 240_000);
 
     const url = `http://127.0.0.1:${gateway}/graphql`;
@@ -199,5 +296,33 @@ describe('npm start, as processes', () => {
     expect(await exited).toBe(0);
     for (const pid of Object.values(after)) expect(alive(pid)).toBe(false);
     expect(output).not.toContain('gateway exited');
+  }, 400_000);
+  it('starts with .env.example as its .env, answers with the token it prints, and stops everything on a SIGTERM to npm alone', async () => {
+    const [gateway, users, orders, catalog] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    // A newcomer's `cp .env.example .env`: every value in it, the empty ones (JWT_SECRET=, PORT=...) included.
+    const dotenv = parseEnv(readFileSync(join(REPO_ROOT, '.env.example'), 'utf8'));
+    const ports = { PORT: String(gateway), USERS_PORT: String(users), ORDERS_PORT: String(orders), CATALOG_PORT: String(catalog) };
+    const npm = spawn('npm', ['start'], { cwd: REPO_ROOT, env: { ...process.env, ...dotenv, ...ports }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    launched.push(npm);
+    const output = collect(npm);
+    await waitFor(() => output.text.includes('Try it as user1@example.com'), `npm start's summary: ${output.text}`, 240_000);
+
+    const userToken = /export TOKEN=(\S+)/.exec(output.text)![1]!;
+    const answer = await graphql(`http://127.0.0.1:${gateway}/graphql`, `query ($id: ID!) { user(id: $id) { email } }`, { variables: { id: toGlobalId('User', 'user-0001') }, token: userToken });
+    expect(answer.body).toEqual({ data: { user: { email: 'user1@example.com' } } });
+    // The box fits a terminal of 100 columns; whatever it reads .env with says at most once that there is none.
+    const box = output.text.split('\n').filter((line) => /^[╭│╰]/.test(line));
+    expect(box.length).toBeGreaterThan(5);
+    for (const line of box) expect(line.length).toBeLessThan(100);
+    expect(output.text.split('.env not found').length).toBeLessThanOrEqual(2);
+
+    // npm execs node: the supervisor is npm's child, the services its children.
+    const supervisor = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(npm.pid)], { encoding: 'utf8' }).trim());
+    const services = childrenOf(supervisor);
+    expect(Object.keys(services).sort()).toEqual(['catalog', 'gateway', 'orders', 'users']);
+    process.kill(npm.pid!, 'SIGTERM');
+    await waitFor(() => !alive(supervisor) && Object.values(services).every((pid) => !alive(pid)), `npm start and every service gone: ${output.text}`, 60_000);
+    expect(output.text).toContain(stoppingLine('SIGTERM'));
+    expect(output.text).toContain(STOPPED_LINE);
   }, 400_000);
 });

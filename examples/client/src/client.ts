@@ -1,11 +1,14 @@
-// An Apollo Client for ordergraph: queries and mutations over HTTP as persisted-query hashes (ids from the manifest the
-// gateway's allow-list also loads), subscriptions over graphql-ws, the bearer token on both.
+// An Apollo Client for ordergraph: every operation goes out as a persisted-query hash (ids from the manifest the
+// gateway's allow-list also loads) and follows the APQ protocol, queries and mutations over HTTP, subscriptions over
+// graphql-ws, the bearer token on both.
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/client';
+import { CombinedGraphQLErrors } from '@apollo/client/errors';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
-import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
-import { getMainDefinition } from '@apollo/client/utilities';
+import { getMainDefinition, print } from '@apollo/client/utilities';
 import { generatePersistedQueryIdsFromManifest, type PersistedQueryManifestForGeneratingPersistedQueryIds } from '@apollo/persisted-query-lists';
 import { createClient, type Client } from 'graphql-ws';
+import type { GraphQLFormattedError } from 'graphql';
+import { Observable, type Subscription } from 'rxjs';
 
 export interface OrdergraphClientOptions {
   /** The gateway's /graphql URL (http or https; the WebSocket URL is derived from it). */
@@ -24,21 +27,73 @@ export interface OrdergraphClient {
   stop(): Promise<void>;
 }
 
+const hashUnknown = (result: ApolloLink.Result) =>
+  result.data == null && (result.errors ?? []).some((error) => error.extensions?.['code'] === 'PERSISTED_QUERY_NOT_FOUND');
+
+/**
+ * Subscriptions over graphql-ws, speaking the APQ protocol as HttpLink does: the hash alone when the persisted-query
+ * link asks for it (context `http.includeQuery: false`), and when the gateway answers PERSISTED_QUERY_NOT_FOUND, the
+ * document with the hash. (Apollo's GraphQLWsLink always sends the document.) graphql-ws must send a `query`, so a hash
+ * alone goes with an empty one, which is how the gateway takes it. The retry is made here rather than by the
+ * persisted-query link, which would unsubscribe the refused operation while the gateway's `complete` for it is on its
+ * way: graphql-ws then counts that operation out twice and closes the socket under the retry.
+ */
+export class PersistedGraphQLWsLink extends ApolloLink {
+  constructor(private readonly ws: Client) {
+    super();
+  }
+
+  override request(operation: ApolloLink.Operation): Observable<ApolloLink.Result> {
+    const includeQuery = (operation.getContext() as { http?: { includeQuery?: boolean } }).http?.includeQuery !== false;
+    if (includeQuery) return this.send(operation, true);
+    return new Observable((observer) => {
+      let retry: Subscription | undefined;
+      // The refused operation ends on its own (the gateway sends `complete`); the retry runs beside it meanwhile.
+      const first = this.send(operation, false).subscribe({
+        next: (result) => {
+          if (!retry && hashUnknown(result)) retry = this.send(operation, true).subscribe(observer);
+          else observer.next(result);
+        },
+        error: (error: unknown) => (retry ? undefined : observer.error(error)),
+        complete: () => (retry ? undefined : observer.complete()),
+      });
+      return () => {
+        first.unsubscribe();
+        retry?.unsubscribe();
+      };
+    });
+  }
+
+  private send({ query, variables, operationName, extensions }: ApolloLink.Operation, withQuery: boolean): Observable<ApolloLink.Result> {
+    return new Observable((observer) =>
+      this.ws.subscribe<ApolloLink.Result['data']>(
+        { query: withQuery ? print(query) : '', variables, operationName, extensions },
+        {
+          next: (result) => observer.next(result as ApolloLink.Result),
+          complete: () => observer.complete(),
+          // graphql-ws reports a refused operation as its list of errors, a closed socket as a CloseEvent.
+          error: (error: unknown) => {
+            if (error instanceof Error) return observer.error(error);
+            if (Array.isArray(error)) return observer.error(new CombinedGraphQLErrors({ errors: error as GraphQLFormattedError[] }));
+            const close = error as { code?: number; reason?: string };
+            observer.error(new Error(`the WebSocket closed${close.code === undefined ? '' : ` (${close.code}${close.reason ? ` ${close.reason}` : ''})`}`));
+          },
+        },
+      ),
+    );
+  }
+}
+
 export function createOrdergraphClient({ url, token, manifest }: OrdergraphClientOptions): OrdergraphClient {
   const authorization = `Bearer ${token}`;
   const ws = createClient({ url: url.replace(/^http/, 'ws'), connectionParams: { Authorization: authorization } });
-  // graphql-ws always sends a `query`; an empty one next to the hash is how the gateway's allow-list takes a hash alone.
-  const hashOnly: Client = {
-    ...ws,
-    subscribe: (payload, sink) => ws.subscribe(payload.extensions?.['persistedQuery'] ? { ...payload, query: '' } : payload, sink),
-  };
   const isSubscription = ({ query }: ApolloLink.Operation) => {
     const definition = getMainDefinition(query);
     return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
   };
   const link = ApolloLink.from([
     new PersistedQueryLink(generatePersistedQueryIdsFromManifest({ loadManifest: () => manifest })),
-    ApolloLink.split(isSubscription, new GraphQLWsLink(hashOnly), new HttpLink({ uri: url, headers: { authorization } })),
+    ApolloLink.split(isSubscription, new PersistedGraphQLWsLink(ws), new HttpLink({ uri: url, headers: { authorization } })),
   ]);
   const apollo = new ApolloClient({ link, cache: new InMemoryCache() });
   return {

@@ -53,8 +53,11 @@ function redact(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, SECRET_KEY.test(key) ? REDACTED : redact(item, depth + 1)]));
 }
 
-/** Structured JSON logs, one line per event, tagged with the service name; to stdout unless `destination` is given. */
-export function createLogger(service: string, level: string = process.env['LOG_LEVEL'] ?? 'info', destination?: DestinationStream): Logger {
+/**
+ * Structured JSON logs, one line per event, tagged with the service name; to stdout unless `destination` is given.
+ * An empty LOG_LEVEL (`LOG_LEVEL=` in a .env) is unset, as loadConfig treats every empty setting.
+ */
+export function createLogger(service: string, level: string = process.env['LOG_LEVEL'] || 'info', destination?: DestinationStream): Logger {
   const options: LoggerOptions = {
     name: service,
     level,

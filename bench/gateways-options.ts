@@ -1,0 +1,43 @@
+// npm run bench's options and its --help, side by side so that a test can hold them to each other.
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SCENARIOS } from './scenarios.js';
+
+/** Where the chart goes unless --chart says otherwise: git-ignored, so a run never rewrites the committed bench/results.svg. */
+export const DEFAULT_CHART = fileURLToPath(new URL('./out/results.svg', import.meta.url));
+
+export const GATEWAYS_OPTIONS = {
+  rounds: { type: 'string', default: '2' },
+  duration: { type: 'string', default: '5' },
+  warmup: { type: 'string', default: '2' },
+  connections: { type: 'string', default: '32' },
+  scenarios: { type: 'string', default: SCENARIOS.map((scenario) => scenario.id).join(',') },
+  gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway' },
+  profile: { type: 'string' },
+  heap: { type: 'string' },
+  'ours-with': { type: 'string' },
+  chart: { type: 'string', default: DEFAULT_CHART },
+  help: { type: 'boolean', default: false },
+} as const;
+
+const chart = relative(process.cwd(), DEFAULT_CHART);
+
+export const GATEWAYS_HELP = `npm run bench -- [options]
+  --rounds 2          alternating rounds per scenario (each gateway once per round)
+  --duration 5        seconds of load per gateway per round
+  --warmup 2          seconds of load per gateway before the first round (not counted)
+  --connections 32    autocannon's concurrent connections
+  --scenarios ${GATEWAYS_OPTIONS.scenarios.default.padEnd(7)} which scenarios to run, by id (bench/scenarios.ts)
+  --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default
+                      ${GATEWAYS_OPTIONS.gateways.default}
+  --profile <dir>     our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing into
+                      ours/ and bare/ there, and their top self times are printed
+  --heap <dir>        after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner are
+                      written there and compared
+  --ours-with=<...>   Node.js flags and NAME=value environment, given with '=' (--ours-with="--max-semi-space-size=32
+                      MALLOC_ARENA_MAX=2"): our gateway runs a second time, with them instead of its start script's
+                      flags (gateway/package.json), beside the others, as "ours with <...>"; --ours-with= runs it on
+                      V8's defaults
+  --chart <file>      where the chart goes: default ${chart} (git-ignored); --chart bench/results.svg
+                      replaces the committed chart
+  --help              this text`;
