@@ -1,6 +1,8 @@
 // npm run token: development tokens the gateway accepts, for a role, a subject and a lifetime.
 import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -11,10 +13,11 @@ import { tokenCommand } from '../scripts/token-command.js';
 const SECRET = 'token-script-test-secret-of-32-characters';
 
 /** Runs the script as `npm run token` does, in its own process, with only the given JWT settings in its environment. */
-async function mintInItsOwnProcess(args: string[], env: Record<string, string>) {
+async function mintInItsOwnProcess(args: string[], env: Record<string, string>, cwd = REPO_ROOT) {
   const { JWT_SECRET: _s, JWT_ISSUER: _i, JWT_AUDIENCE: _a, ...rest } = process.env;
   const bin = resolve(REPO_ROOT, 'node_modules/.bin/tsx');
-  const { stdout } = await promisify(execFile)(bin, ['--conditions=source', 'scripts/token.ts', ...args], { cwd: REPO_ROOT, env: { ...rest, ...env } });
+  const { stdout, stderr } = await promisify(execFile)(bin, ['--conditions=source', resolve(REPO_ROOT, 'scripts/token.ts'), ...args], { cwd, env: { ...rest, ...env } });
+  expect(stderr).toBe('');
   return stdout.trim();
 }
 
@@ -41,6 +44,14 @@ describe('npm run token', () => {
     expect(await verify(jwt)).toEqual({ userId: sub, role: 'ADMIN' });
     const { exp, iat } = decodeJwt(jwt);
     expect(exp! - iat!).toBe(300);
+  }, 60_000);
+
+  it("reads .env as npm start does, the environment winning, so its tokens are the ones the stack accepts", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ordergraph-token-'));
+    writeFileSync(join(dir, '.env'), `JWT_SECRET=${SECRET}\nJWT_AUDIENCE=from-dotenv\n`);
+    const jwt = await mintInItsOwnProcess([], { JWT_AUDIENCE: 'from-environment' }, dir);
+    expect(await createTokenVerifier({ jwtSecret: SECRET, audience: 'from-environment' })(jwt)).toMatchObject({ role: 'USER' });
+    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
   it('refuses an unknown role', async () => {
