@@ -310,6 +310,12 @@ describe('npm start, as processes', () => {
     const userToken = /export TOKEN=(\S+)/.exec(output.text)![1]!;
     const answer = await graphql(`http://127.0.0.1:${gateway}/graphql`, `query ($id: ID!) { user(id: $id) { email } }`, { variables: { id: toGlobalId('User', 'user-0001') }, token: userToken });
     expect(answer.body).toEqual({ data: { user: { email: 'user1@example.com' } } });
+    // The README's own first call, its commands as written, the port aside.
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const firstCall = /## Calling the API\n\n```sh\n([\s\S]*?)```/.exec(readme)![1]!.replaceAll('localhost:4000', `localhost:${gateway}`);
+    const readmeAnswer = JSON.parse(execFileSync('bash', ['-eo', 'pipefail', '-c', firstCall], { cwd: REPO_ROOT, env: { ...process.env, ...dotenv }, encoding: 'utf8' }));
+    expect(readmeAnswer.errors).toBeUndefined();
+    expect(readmeAnswer.data.user.orders.length).toBeGreaterThan(0);
     // The box fits a terminal of 100 columns; whatever it reads .env with says at most once that there is none.
     const box = output.text.split('\n').filter((line) => /^[╭│╰]/.test(line));
     expect(box.length).toBeGreaterThan(5);
