@@ -7,7 +7,7 @@ export type Transport = 'ws' | 'sse';
 export const SELECTIONS = {
   // createdAt is what fanout.ts times each delivery from.
   basic: 'newOrderCreated { id createdAt }',
-  // The README's cross-subgraph selection: each event's user and products are fetched from users and the catalog.
+  // The cross-subgraph selection of docs/realtime.md's example: each event's user and products are fetched from users and the catalog.
   cross: 'newOrderCreated { id createdAt user { name } items { quantity product { name } } }',
 } as const;
 export type Selection = keyof typeof SELECTIONS;

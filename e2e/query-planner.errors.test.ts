@@ -1,7 +1,7 @@
 // The errors a subgraph answers for some of the entities it resolves land at each entity's own path, list indices
-// included. The router-runtime patch finds those paths again only when a subgraph answers errors (README, Dependency
-// pins); this asks for them through a subgraph of the test's own ("ratings") that refuses the rating of some products,
-// composed with the real three. (The JavaScript planner is no reference here: it places such errors at other paths.)
+// included. The router-runtime patch finds those paths again only when a subgraph answers errors
+// (docs/dependency-pins.md); this asks for them through a subgraph of the test's own ("ratings") that refuses the
+// rating of some products, composed with the real three. (The JavaScript planner is no reference here: it places such errors at other paths.)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

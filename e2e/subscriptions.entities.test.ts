@@ -152,7 +152,7 @@ describe('entity fetches of one event', () => {
   });
 });
 
-/** The README's cross-subgraph selection, with createdAt. */
+/** The cross-subgraph selection of docs/realtime.md's example, with createdAt. */
 const CROSS = `subscription { newOrderCreated { id status total createdAt user { name } items { quantity product { name } } } }`;
 
 /** The event of `orderId` with the users fields missing: everything else is there. */
