@@ -42,7 +42,10 @@ export interface OperationLimits {
 const PAGE_ARGUMENTS = ['first', 'last', 'limit'];
 const DEFAULT_LIST_FACTOR = 10;
 const INTROSPECTION_LIST_FACTOR = 2;
-/** graphql-query-complexity stops counting after this many field evaluations (abstract types multiply them past the fields the parser let through); we then reject. */
+/**
+ * graphql-query-complexity stops counting after this many field evaluations (abstract types multiply them past the
+ * fields the parser let through); we then reject.
+ */
 const MAX_EVALUATED_NODES = 10_000;
 const TOO_MANY_NODES = 'Query exceeds the maximum allowed number of nodes.';
 
