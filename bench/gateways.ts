@@ -226,7 +226,8 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
           },
         ],
       });
-      return { result, ...tally };
+      const { writes: written, ...outcomes } = tally;
+      return { result, ...outcomes, ...(ordersWritten ? { writes: written } : {}) };
     },
   };
 }
