@@ -1,7 +1,8 @@
 // npm run bench: the users' comparison of gateways. The three seeded subgraphs (production mode), Redis, each gateway
 // and this load generator (autocannon) all run in processes of their own; one gateway is under load at a time, in
 // rounds that alternate the order, so that a busy machine weighs on all alike. Bodies are verified identical before
-// timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart into
+// timing (every variant of a varied scenario) and every response under load is compared with its gateway's answer to
+// the same request (bench/workloads.ts for the varied ones). Prints progress, then a Markdown table, and writes the chart into
 // the git-ignored bench/out/ (--chart elsewhere). `npm run bench -- --help` lists the options (gateways-options.ts).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
