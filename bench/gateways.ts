@@ -229,7 +229,9 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
             onResponse: (status, body, context) => {
               const draw = (context as { draw?: Draw }).draw;
               // autocannon counts a status other than 2xx as an error itself.
-              if (status !== 200 || !draw) return;
+              if (status !== 200) return;
+              // A response that cannot be matched to its request's draw cannot be verified: it counts as differing.
+              if (!draw) return count('differs');
               if (draw.kind === 'write') tally.writes++;
               count(draw.kind === 'read' ? checkResponse(expected[draw.shape]![draw.variant]!, body) : ordersWritten!.settle(draw.write, body));
             },
