@@ -2,8 +2,9 @@
 // and this load generator (autocannon) all run in processes of their own; one gateway is under load at a time, in
 // rounds that alternate the order, so that a busy machine weighs on all alike. Bodies are verified identical before
 // timing (every variant of a varied scenario) and every response under load is compared with its gateway's answer to
-// the same request (bench/workloads.ts for the varied ones). Prints progress, then a Markdown table, and writes the chart into
-// the git-ignored bench/out/ (--chart elsewhere). `npm run bench -- --help` lists the options (gateways-options.ts).
+// the same request (bench/workloads.ts for the varied ones). Prints progress, then a Markdown table, and writes the
+// chart into the git-ignored bench/out/ (--chart elsewhere). `npm run bench -- --help` lists the options
+// (gateways-options.ts).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
