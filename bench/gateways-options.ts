@@ -3,6 +3,12 @@ import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SCENARIOS } from './scenarios.js';
 
+/**
+ * The scenarios a plain `npm run bench` runs: the identical-request ones, to compare with earlier runs, and (d) and (g),
+ * whose requests differ from one to the next, the headline. (e) and (f) on demand: the default run stays near 5 minutes.
+ */
+export const DEFAULT_SCENARIOS = ['a', 'b', 'c', 'd', 'g'];
+
 /** Where the chart goes unless --chart says otherwise: git-ignored, so a run never rewrites the committed bench/results.svg. */
 export const DEFAULT_CHART = fileURLToPath(new URL('./out/results.svg', import.meta.url));
 
@@ -11,7 +17,7 @@ export const GATEWAYS_OPTIONS = {
   duration: { type: 'string', default: '5' },
   warmup: { type: 'string', default: '2' },
   connections: { type: 'string', default: '32' },
-  scenarios: { type: 'string', default: SCENARIOS.map((scenario) => scenario.id).join(',') },
+  scenarios: { type: 'string', default: DEFAULT_SCENARIOS.join(',') },
   gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway' },
   profile: { type: 'string' },
   heap: { type: 'string' },
@@ -20,6 +26,14 @@ export const GATEWAYS_OPTIONS = {
   help: { type: 'boolean', default: false },
 } as const;
 
+/** The scenarios `--scenarios` names, in the order they run ((g)'s writes last); an unknown id is an error. */
+export function selectScenarios(ids: string): typeof SCENARIOS {
+  const wanted = ids.split(',').map((id) => id.trim()).filter(Boolean);
+  const unknown = wanted.filter((id) => !SCENARIOS.some((scenario) => scenario.id === id));
+  if (unknown.length > 0) throw new Error(`--scenarios: no scenario ${unknown.join(', ')}; there are ${SCENARIOS.map((scenario) => scenario.id).join(', ')}`);
+  return SCENARIOS.filter((scenario) => wanted.includes(scenario.id));
+}
+
 const chart = relative(process.cwd(), DEFAULT_CHART);
 
 export const GATEWAYS_HELP = `npm run bench -- [options]
@@ -27,7 +41,9 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --duration 5        seconds of load per gateway per round
   --warmup 2          seconds of load per gateway before the first round (not counted)
   --connections 32    autocannon's concurrent connections
-  --scenarios ${GATEWAYS_OPTIONS.scenarios.default.padEnd(7)} which scenarios to run, by id (bench/scenarios.ts)
+  --scenarios <ids>   which scenarios to run, comma-separated (bench/scenarios.ts); default ${GATEWAYS_OPTIONS.scenarios.default}
+                      of ${SCENARIOS.map((scenario) => scenario.id).join(',')}: a-c send one identical request, d-g draw each request's arguments
+                      from the seed (g mixes query shapes and writes)
   --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default
                       ${GATEWAYS_OPTIONS.gateways.default}
   --profile <dir>     our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing into

@@ -1,8 +1,10 @@
 // npm run bench: the users' comparison of gateways. The three seeded subgraphs (production mode), Redis, each gateway
 // and this load generator (autocannon) all run in processes of their own; one gateway is under load at a time, in
 // rounds that alternate the order, so that a busy machine weighs on all alike. Bodies are verified identical before
-// timing and compared on every response under load. Prints progress, then a Markdown table, and writes the chart into
-// the git-ignored bench/out/ (--chart elsewhere). `npm run bench -- --help` lists the options (gateways-options.ts).
+// timing (every variant of a varied scenario) and every response under load is compared with its gateway's answer to
+// the same request (bench/workloads.ts for the varied ones). Prints progress, then a Markdown table, and writes the
+// chart into the git-ignored bench/out/ (--chart elsewhere). `npm run bench -- --help` lists the options
+// (gateways-options.ts).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -16,8 +18,9 @@ import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
 import { SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
-import { SCENARIOS } from './scenarios.js';
-import { GATEWAYS_HELP, GATEWAYS_OPTIONS } from './gateways-options.js';
+import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
+import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type Outcome, type Write } from './workloads.js';
+import { GATEWAYS_HELP, GATEWAYS_OPTIONS, selectScenarios } from './gateways-options.js';
 
 const { values: options } = parseArgs({ options: GATEWAYS_OPTIONS });
 if (options.help) {
@@ -28,7 +31,7 @@ const ROUNDS = Number(options.rounds);
 const DURATION = Number(options.duration);
 const WARMUP = Number(options.warmup);
 const CONNECTIONS = Number(options.connections);
-const scenarios = SCENARIOS.filter((scenario) => options.scenarios.split(',').includes(scenario.id));
+const scenarios = selectScenarios(options.scenarios);
 
 interface Gateway {
   name: string;
@@ -95,6 +98,179 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
   return gateways;
 }
 
+type Headers = Record<string, string>;
+
+/** Who the varied scenarios' requests are sent as: a read's viewer, or the seeded user a write is signed in as. */
+interface Viewers {
+  ADMIN: Headers;
+  ANONYMOUS: Headers;
+  users: Map<string, Headers>;
+}
+
+/** One load run's result, with the bodies that differed from their expected answers and the 200s carrying errors. */
+interface Loaded {
+  result: autocannon.Result;
+  mismatches: number;
+  graphqlErrors: number;
+  /** Writes answered (and checked), in a workload with writes. */
+  writes?: number;
+}
+
+/** A scenario whose answers every gateway has given identically, ready to be put under load. */
+interface Prepared {
+  /** The mean size of an answer (a varied scenario's reads, weighted as drawn). */
+  responseKb: number;
+  load(gateway: Gateway, seconds: number): Promise<Loaded>;
+}
+
+/** A gateway's answer, which must be a 200 without errors. */
+async function answer(gateway: Gateway, headers: Headers, body: string, what: string): Promise<string> {
+  const response = await fetch(gateway.url, { method: 'POST', headers, body });
+  const text = await response.text();
+  const parsed = JSON.parse(text) as { errors?: unknown };
+  if (response.status !== 200 || parsed.errors) throw new Error(`${gateway.name} (${what}): ${response.status} ${text.slice(0, 500)}`);
+  return text;
+}
+
+/** Every gateway's answer to one identical request, verified identical (as JSON); under load each response must be byte for byte its gateway's. */
+async function prepareIdentical(scenario: IdenticalScenario, gateways: Gateway[], headers: Headers): Promise<Prepared> {
+  const body = JSON.stringify({ query: scenario.query, variables: scenario.variables });
+  const expected = new Map<string, string>();
+  for (const gateway of gateways) expected.set(gateway.name, await answer(gateway, headers, body, scenario.id));
+  const reference = canonicalJson([...expected.values()][0]!);
+  for (const [name, text] of expected) {
+    if (canonicalJson(text) !== reference) throw new Error(`${name} answers scenario ${scenario.id} differently from ${gateways[0]!.name}`);
+  }
+  console.log(`\n(${scenario.id}) ${scenario.name}: response ${(Buffer.byteLength(reference) / 1024).toFixed(1)} KB, identical from all ${gateways.length} gateways`);
+  return {
+    responseKb: Buffer.byteLength(reference) / 1024,
+    load: async (gateway, seconds) => {
+      const result = await autocannon({ url: gateway.url, method: 'POST', headers, body, connections: CONNECTIONS, duration: seconds, expectBody: expected.get(gateway.name)! });
+      return { result, mismatches: result.mismatches, graphqlErrors: 0 };
+    },
+  };
+}
+
+/** Runs `task` on each of `items`, `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < items.length) await task(items[next++]!);
+  }));
+}
+
+/**
+ * Each gateway's answer (in the order of the gateways) to a read already asked in this run, by viewer and body: (g)
+ * asks again what (d) to (f) asked, and nothing writes before (g), the last scenario, runs.
+ */
+const answered = new Map<string, string[]>();
+
+/** The seed of every load run's draws: each gateway is sent the same sequence of variants (interleaved by its pace). */
+const DRAW_SEED = 30;
+
+/**
+ * Every gateway's answer to every variant of every shape, verified identical (as JSON) before timing, and (g)'s writes
+ * answered alike; under load each request carries a variant drawn at random and its response is checked against its
+ * gateway's answer to that variant (or, for a shape the writes change, its stable part).
+ */
+async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], viewers: Viewers): Promise<Prepared> {
+  const { shapes, writes } = scenario.workload;
+  const bodies = shapes.map((shape) => shape.variants.map((variables) => JSON.stringify({ query: shape.query, variables })));
+  const expectations = new Map(gateways.map((gateway) => [gateway.name, shapes.map((shape) => new Array<Expectation>(shape.variants.length))]));
+  const sizes = shapes.map(() => 0);
+  const checking = performance.now();
+  const variants = shapes.flatMap((shape, s) => shape.variants.map((_, v) => [s, v] as const));
+  await eachLimited(variants, 8, async ([s, v]) => {
+    const shape = shapes[s]!;
+    const what = `${scenario.id}, ${shape.name} ${JSON.stringify(shape.variants[v])}`;
+    const key = `${shape.viewer} ${bodies[s]![v]!}`;
+    const answers = answered.get(key) ?? [];
+    if (answers.length === 0) for (const gateway of gateways) answers.push(await answer(gateway, viewers[shape.viewer], bodies[s]![v]!, what));
+    answered.set(key, answers);
+    const reference = canonicalJson(answers[0]!);
+    answers.forEach((text, g) => {
+      if (canonicalJson(text) !== reference) throw new Error(`${gateways[g]!.name} answers ${what} differently from ${gateways[0]!.name}`);
+      expectations.get(gateways[g]!.name)![s]![v] = expectationOf(shape, text);
+    });
+    sizes[s]! += Buffer.byteLength(reference) / shape.variants.length;
+  });
+  const weight = shapes.reduce((sum, shape) => sum + shape.weight, 0);
+  const responseKb = shapes.reduce((sum, shape, s) => sum + (sizes[s]! * shape.weight) / weight, 0) / 1024;
+  if (writes) await checkWrites(scenario, gateways, viewers, writes);
+  const counts = shapes.map((shape) => `${shape.variants.length} ${shape.name}`).join(', ');
+  console.log(`\n(${scenario.id}) ${scenario.name}: ${counts}${writes ? ', writes' : ''}; mean response ${responseKb.toFixed(1)} KB, identical from all ${gateways.length} gateways (checked in ${((performance.now() - checking) / 1000).toFixed(1)} s)`);
+
+  return {
+    responseKb,
+    load: async (gateway, seconds) => {
+      const ordersWritten = writes ? new OrderWrites(writes) : undefined;
+      const next = drawer(scenario.workload, seededRandom(DRAW_SEED), ordersWritten);
+      const expected = expectations.get(gateway.name)!;
+      const tally = { mismatches: 0, graphqlErrors: 0, writes: 0 };
+      const count = (outcome: Outcome) => {
+        if (outcome === 'differs') tally.mismatches++;
+        else if (outcome === 'errors') tally.graphqlErrors++;
+      };
+      const result = await autocannon({
+        url: gateway.url,
+        method: 'POST',
+        connections: CONNECTIONS,
+        duration: seconds,
+        // One request in flight per connection: the context a response is checked in holds that request's draw.
+        pipelining: 1,
+        requests: [
+          {
+            setupRequest: (request, context) => {
+              const draw = next();
+              (context as { draw?: Draw }).draw = draw;
+              // Copies: autocannon writes Content-Length into the headers it is given.
+              if (draw.kind === 'read') return { ...request, headers: { ...viewers[shapes[draw.shape]!.viewer] }, body: bodies[draw.shape]![draw.variant]! };
+              return { ...request, headers: { ...viewers.users.get(draw.write.user)! }, body: writeBody(draw.write) };
+            },
+            onResponse: (status, body, context) => {
+              const draw = (context as { draw?: Draw }).draw;
+              // autocannon counts a status other than 2xx as an error itself.
+              if (status !== 200) return;
+              // A response that cannot be matched to its request's draw cannot be verified: it counts as differing.
+              if (!draw) return count('differs');
+              if (draw.kind === 'write') tally.writes++;
+              count(draw.kind === 'read' ? checkResponse(expected[draw.shape]![draw.variant]!, body) : ordersWritten!.settle(draw.write, body));
+            },
+          },
+        ],
+      });
+      const { writes: written, ...outcomes } = tally;
+      return { result, ...outcomes, ...(ordersWritten ? { writes: written } : {}) };
+    },
+  };
+}
+
+/**
+ * Each gateway places, changes and cancels an order as a seeded user before timing: every answer must pass the
+ * writes' own checks and match the other gateways' but for the order's id.
+ */
+async function checkWrites(scenario: VariedScenario, gateways: Gateway[], viewers: Viewers, writes: NonNullable<VariedScenario['workload']['writes']>): Promise<void> {
+  const user = writes.users[0]!;
+  const items = [{ productId: writes.products[0]!, quantity: 2 }, { productId: writes.products[1]!, quantity: 1 }];
+  const answers: string[] = [];
+  for (const gateway of gateways) {
+    const orders = new OrderWrites(writes);
+    const send = async (write: Write) => {
+      const text = await answer(gateway, viewers.users.get(user)!, writeBody(write), `${scenario.id}, ${write.op}Order`);
+      if (orders.settle(write, text) !== 'same') throw new Error(`${gateway.name} (${scenario.id}): ${write.op}Order answered ${text.slice(0, 500)}`);
+      return text;
+    };
+    const created = await send({ op: 'create', user, items });
+    const orderId = (JSON.parse(created) as { data: { createOrder: { id: string } } }).data.createOrder.id;
+    const updated = await send({ op: 'update', user, orderId, items: items.slice(1) });
+    const cancelled = await send({ op: 'cancel', user, orderId });
+    answers.push(canonicalJson(JSON.stringify([created, updated, cancelled].map((text) => JSON.parse(text.replaceAll(orderId, 'ORDER'))))));
+  }
+  answers.forEach((text, g) => {
+    if (text !== answers[0]) throw new Error(`${gateways[g]!.name} answers ${scenario.id}'s writes differently from ${gateways[0]!.name}`);
+  });
+}
+
 async function main() {
   const started = new Date();
   console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
@@ -119,6 +295,13 @@ async function main() {
   const gateways = await startGateways(supergraphPath, redis.url);
   const authorization = `Bearer ${await token('ADMIN', 'user-0000', { secret: SECRET })}`;
   const headers = { 'content-type': 'application/json', authorization };
+  // The varied scenarios' viewers: the administrator, nobody, and each seeded user for (g)'s writes.
+  const users = new Set(SCENARIOS.flatMap((scenario) => (isVaried(scenario) ? (scenario.workload.writes?.users ?? []) : [])));
+  const viewers: Viewers = {
+    ADMIN: headers,
+    ANONYMOUS: { 'content-type': 'application/json' },
+    users: new Map(await Promise.all([...users].map(async (user) => [user, { 'content-type': 'application/json', authorization: `Bearer ${await token('USER', user, { secret: SECRET })}` }] as const))),
+  };
   const storeCalls = async () => {
     let sum = 0;
     for (const url of Object.values(urls)) sum += await readCounter(url.replace('/graphql', '/metrics'), 'datastore_operations_total');
@@ -129,25 +312,8 @@ async function main() {
   const measurements: Measurement[] = [];
   try {
     for (const scenario of scenarios) {
-      const body = JSON.stringify({ query: scenario.query, variables: scenario.variables });
-      // Every gateway's answer, verified identical (as JSON) before any timing; under load each response must be
-      // byte for byte the one its gateway gave here.
-      const expected = new Map<string, string>();
-      for (const gateway of gateways) {
-        const response = await fetch(gateway.url, { method: 'POST', headers, body });
-        const text = await response.text();
-        const parsed = JSON.parse(text) as { errors?: unknown };
-        if (response.status !== 200 || parsed.errors) throw new Error(`${gateway.name} (${scenario.id}): ${response.status} ${text.slice(0, 500)}`);
-        expected.set(gateway.name, text);
-      }
-      const reference = canonicalJson([...expected.values()][0]!);
-      for (const [name, text] of expected) {
-        if (canonicalJson(text) !== reference) throw new Error(`${name} answers scenario ${scenario.id} differently from ${gateways[0]!.name}`);
-      }
-      console.log(`\n(${scenario.id}) ${scenario.name}: response ${(Buffer.byteLength(reference) / 1024).toFixed(1)} KB, identical from all ${gateways.length} gateways`);
+      const { responseKb, load } = isVaried(scenario) ? await prepareVaried(scenario, gateways, viewers) : await prepareIdentical(scenario, gateways, headers);
 
-      const load = (gateway: Gateway, seconds: number) =>
-        autocannon({ url: gateway.url, method: 'POST', headers, body, connections: CONNECTIONS, duration: seconds, expectBody: expected.get(gateway.name)! });
       for (const gateway of gateways) await load(gateway, WARMUP);
 
       const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[], rounds: [] as Measurement['rounds'] }]));
@@ -156,14 +322,15 @@ async function main() {
           const total = totals.get(gateway.name)!;
           const [cpu0, subgraphCpu0, store0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(), await storeCalls()];
           const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
-          const result = await load(gateway, DURATION);
+          const { result, mismatches, graphqlErrors, writes } = await load(gateway, DURATION);
           clearInterval(sampler);
           total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!));
           const requests = result.requests.total;
           total.requests += requests;
           total.seconds += result.duration;
-          total.errors += result.errors + result.timeouts + result.non2xx;
-          total.mismatches += result.mismatches;
+          const errors = result.errors + result.timeouts + result.non2xx + graphqlErrors;
+          total.errors += errors;
+          total.mismatches += mismatches;
           const gatewayCpu = processCpuMs(gateway.process.pid!) - cpu0;
           total.gatewayCpu += gatewayCpu;
           total.rounds.push({ rps: requests / result.duration, gatewayCpuMs: gatewayCpu / requests });
@@ -173,7 +340,7 @@ async function main() {
           total.p99.push(result.latency.p99);
           console.log(
             `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
-              `errors ${result.errors + result.non2xx}  differing bodies ${result.mismatches}`,
+              `errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}`}`,
           );
         }
       }
@@ -194,7 +361,7 @@ async function main() {
           storeCalls: total.storeCalls / total.requests,
           errors: total.errors,
           mismatches: total.mismatches,
-          responseKb: Buffer.byteLength(reference) / 1024,
+          responseKb,
         });
       }
     }

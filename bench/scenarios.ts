@@ -1,32 +1,95 @@
-// The benchmark's three scenarios, each a query every Federation 2 gateway answers identically.
+// The benchmark's scenarios. (a) to (c) send one identical request from every connection, which flatters a gateway
+// that shares identical subgraph calls in flight; (d) to (g) draw each request's arguments at random from the seed
+// (bench/workloads.ts), and (g) mixes shapes and writes. Every gateway answers each of them identically.
 import { toGlobalId } from '@ordergraph/core';
+import { seedData } from '@ordergraph/seed';
+import { sample, seededRandom, type GraphQLResponse, type Workload } from './workloads.js';
 
-export interface Scenario {
+interface ScenarioBase {
   id: string;
   name: string;
+}
+
+/** One request, the same from every connection for the whole run. */
+export interface IdenticalScenario extends ScenarioBase {
   query: string;
   variables: Record<string, unknown>;
+}
+
+/** Requests drawn one by one from a workload. */
+export interface VariedScenario extends ScenarioBase {
+  workload: Workload;
+}
+
+export type Scenario = IdenticalScenario | VariedScenario;
+
+export const isVaried = (scenario: Scenario): scenario is VariedScenario => 'workload' in scenario;
+
+const ORDERS_QUERY =
+  'query Orders($id: ID!) { user(id: $id) { name email orders(limit: 20) { id status total createdAt user { name } items { quantity unitPrice subtotal product { name price } } } } }';
+const ORDER_QUERY =
+  'query Order($id: ID!) { order(id: $id) { id status total createdAt updatedAt user { name email } items { quantity unitPrice subtotal product { id name price } } } }';
+const PRODUCT_QUERY = 'query Product($id: ID!) { product(id: $id) { id name price currentPrice description } }';
+const PRODUCTS_QUERY = 'query Products($offset: Int!) { products(limit: 10, offset: $offset) { id name price } }';
+
+/** At most this many variants per shape: every gateway answers each before timing, so the sample bounds that check. */
+export const MAX_VARIANTS = 200;
+
+const seed = seedData();
+const draw = seededRandom(20261127);
+// Every seeded user but the administrator (user-0001..user-0099), every product, a fixed sample of the orders.
+const USERS = seed.users.filter((user) => user.role === 'USER').map((user) => user.localId);
+const userVariants = sample(USERS, MAX_VARIANTS, draw).map((localId) => ({ id: toGlobalId('User', localId) }));
+const productIds = seed.products.map((product) => toGlobalId('Product', product.localId));
+const productVariants = sample(productIds, MAX_VARIANTS, draw).map((id) => ({ id }));
+const orderVariants = sample(seed.orders, MAX_VARIANTS, draw).map((order) => ({ id: toGlobalId('Order', order.localId) }));
+const offsetVariants = Array.from({ length: seed.products.length - 10 + 1 }, (_, offset) => ({ offset })).filter((_, index) => index % 5 === 0);
+
+const STATUSES = new Set(['PENDING', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED']);
+interface OrdersAnswer {
+  user?: { name: string; email: string; orders: { id: unknown; status: unknown; total: unknown; user: { name: string } | null; items: { product: { name: unknown } | null }[] }[] } | null;
+}
+
+/**
+ * What (g)'s writes cannot change of a user and their orders: the user's name and email, and that every order is
+ * well formed and theirs. Which orders, and their statuses, move as the writes place and cancel orders.
+ */
+function userWithOrdersStable(response: GraphQLResponse): unknown {
+  const user = (response.data as OrdersAnswer | null | undefined)?.user;
+  if (!user) return null;
+  const wellFormed =
+    Array.isArray(user.orders) &&
+    user.orders.length <= 20 &&
+    user.orders.every(
+      (order) =>
+        typeof order.id === 'string' &&
+        STATUSES.has(order.status as string) &&
+        typeof order.total === 'number' &&
+        order.user?.name === user.name &&
+        order.items.length > 0 &&
+        order.items.every((item) => typeof item.product?.name === 'string'),
+    );
+  return { name: user.name, email: user.email, ordersWellFormed: wellFormed };
 }
 
 export const SCENARIOS: Scenario[] = [
   {
     id: 'a',
-    name: 'product(id): one subgraph',
+    name: 'identical request: product(id), one subgraph',
     query: 'query Product($id: ID!) { product(id: $id) { id name currentPrice } }',
     variables: { id: toGlobalId('Product', 'product-0007') },
   },
   {
     id: 'b',
-    name: 'a user, 20 orders, their items and products: three subgraphs',
-    query:
-      'query Orders($id: ID!) { user(id: $id) { name email orders(limit: 20) { id status total createdAt user { name } items { quantity unitPrice subtotal product { name price } } } } }',
+    name: 'identical request: a user, 20 orders, their items and products, three subgraphs',
+    query: ORDERS_QUERY,
     variables: { id: toGlobalId('User', 'user-0001') },
   },
   {
     // The shape of The Guild's federation gateway benchmark: many fields, entities resolved back and forth between
     // subgraphs over several levels (users -> orders -> user -> orders -> items -> products), plus a second root list.
     id: 'c',
-    name: 'wide: users, orders, user, orders, items, products, and products',
+    name: 'identical request: wide, users, orders, user, orders, items, products, and products',
     query: `fragment U on User { id name email role createdAt }
 fragment O on Order { id status total createdAt updatedAt }
 fragment P on Product { id name price currentPrice description createdAt }
@@ -35,5 +98,35 @@ query Wide {
   products(limit: 40) { ...P }
 }`,
     variables: {},
+  },
+  {
+    id: 'd',
+    name: "(b)'s shape for a user drawn per request, three subgraphs",
+    workload: { shapes: [{ name: 'user with orders', weight: 1, query: ORDERS_QUERY, viewer: 'ADMIN', variants: userVariants }] },
+  },
+  {
+    id: 'e',
+    name: 'an order drawn per request, its items and products, three subgraphs',
+    workload: { shapes: [{ name: 'order by id', weight: 1, query: ORDER_QUERY, viewer: 'ADMIN', variants: orderVariants }] },
+  },
+  {
+    id: 'f',
+    name: 'a product drawn per request, anonymous (our response cache in play), one subgraph',
+    workload: { shapes: [{ name: 'product by id', weight: 1, query: PRODUCT_QUERY, viewer: 'ANONYMOUS', variants: productVariants }] },
+  },
+  {
+    // Last: its writes place and cancel orders, which every later read of users' orders would see.
+    id: 'g',
+    name: 'mixed: products, users with orders, orders, product lists, 5 % writes',
+    workload: {
+      shapes: [
+        { name: 'product by id', weight: 50, query: PRODUCT_QUERY, viewer: 'ANONYMOUS', variants: productVariants },
+        { name: 'user with orders', weight: 25, query: ORDERS_QUERY, viewer: 'ADMIN', variants: userVariants, stable: userWithOrdersStable },
+        // Seeded orders: the writes change only orders placed during the run, so these answers cannot move.
+        { name: 'order by id', weight: 15, query: ORDER_QUERY, viewer: 'ADMIN', variants: orderVariants },
+        { name: 'products list', weight: 5, query: PRODUCTS_QUERY, viewer: 'ANONYMOUS', variants: offsetVariants },
+      ],
+      writes: { weight: 5, users: USERS, products: productIds },
+    },
   },
 ];

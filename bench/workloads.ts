@@ -1,0 +1,187 @@
+// Workloads whose requests differ from one to the next: which variant each request carries, drawn at random, and how
+// its response is checked against that variant's own answer. Pure (no I/O), so that a test can hold it to both.
+
+/** mulberry32: a small seeded PRNG, so that every gateway is sent the same sequence of draws. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` of `list`'s items (all of them if it holds no more), chosen by `random`, in the list's order. */
+export function sample<T>(list: readonly T[], count: number, random: () => number): T[] {
+  if (list.length <= count) return [...list];
+  const indexes = list.map((_, index) => index);
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(random() * (indexes.length - i));
+    [indexes[i], indexes[j]] = [indexes[j]!, indexes[i]!];
+  }
+  return indexes
+    .slice(0, count)
+    .sort((a, b) => a - b)
+    .map((index) => list[index]!);
+}
+
+export interface GraphQLResponse {
+  data?: Record<string, unknown> | null;
+  errors?: unknown[];
+}
+
+/** Who sends a read: the seeded administrator (past the response cache) or nobody (the cache in play). */
+export type Viewer = 'ADMIN' | 'ANONYMOUS';
+
+/** One query shape of a workload, sent with one of its variants' variables at a time. */
+export interface Shape {
+  name: string;
+  /** Its share of the workload's requests, relative to the other shapes' and the writes'. */
+  weight: number;
+  query: string;
+  viewer: Viewer;
+  /**
+   * The variables of each variant: the fixed sample every gateway answers before timing (and must agree on), and
+   * the only variables sent under load.
+   */
+  variants: Record<string, unknown>[];
+  /**
+   * What of an answer the workload's writes cannot change, compared in place of the whole body. Without it a
+   * response must be byte for byte its gateway's answer to the same variant before timing.
+   */
+  stable?: (response: GraphQLResponse) => unknown;
+}
+
+/** Orders placed, changed and cancelled by the seeded users while the reads run. */
+export interface Writes {
+  weight: number;
+  /** Seeded users' local ids: each write is signed in as one of them, changes only orders it placed itself. */
+  users: string[];
+  /** Products' global ids that placed orders draw their lines from. */
+  products: string[];
+}
+
+export interface Workload {
+  shapes: Shape[];
+  writes?: Writes;
+}
+
+/** A request drawn from a workload: a read of one shape's variant, or a write. */
+export type Draw = { kind: 'read'; shape: number; variant: number } | { kind: 'write'; write: Write };
+
+export type Write =
+  | { op: 'create'; user: string; items: LineItem[] }
+  | { op: 'update'; user: string; orderId: string; items: LineItem[] }
+  | { op: 'cancel'; user: string; orderId: string };
+
+export interface LineItem {
+  productId: string;
+  quantity: number;
+}
+
+/** What a response came to: its variant's answer, another body, or a 200 carrying GraphQL errors. */
+export type Outcome = 'same' | 'differs' | 'errors';
+
+const ORDER_FIELDS = 'id status items { quantity product { id } }';
+export const WRITE_QUERIES = {
+  create: `mutation Create($input: CreateOrderInput!) { createOrder(input: $input) { ${ORDER_FIELDS} } }`,
+  update: `mutation Update($id: ID!, $input: UpdateOrderInput!) { updateOrder(id: $id, input: $input) { ${ORDER_FIELDS} } }`,
+  cancel: `mutation Cancel($id: ID!) { cancelOrder(id: $id) { ${ORDER_FIELDS} } }`,
+} as const;
+
+/** A write's request body. */
+export function writeBody(write: Write): string {
+  if (write.op === 'create') return JSON.stringify({ query: WRITE_QUERIES.create, variables: { input: { items: write.items } } });
+  if (write.op === 'update') return JSON.stringify({ query: WRITE_QUERIES.update, variables: { id: write.orderId, input: { items: write.items } } });
+  return JSON.stringify({ query: WRITE_QUERIES.cancel, variables: { id: write.orderId } });
+}
+
+interface WrittenOrder {
+  id: string;
+  status: string;
+  items: { quantity: number; product: { id: string } | null }[];
+}
+
+/**
+ * The writes of one run under load. Each draw takes the order it changes out of the pool of orders placed in this
+ * run, so no two requests in flight touch one order (that would be a conflict, not a gateway's fault); an order
+ * updated goes back once its answer is in, one cancelled does not.
+ */
+export class OrderWrites {
+  private readonly placed: { id: string; user: string }[] = [];
+
+  constructor(private readonly writes: Writes) {}
+
+  next(random: () => number): Write {
+    const user = pick(this.writes.users, random);
+    if (this.placed.length === 0 || random() < 0.5) return { op: 'create', user, items: this.items(random) };
+    const order = this.placed.splice(Math.floor(random() * this.placed.length), 1)[0]!;
+    return random() < 0.5 ? { op: 'update', user: order.user, orderId: order.id, items: this.items(random) } : { op: 'cancel', user: order.user, orderId: order.id };
+  }
+
+  /** Checks a write's answer (status, lines, and the order it names) and returns the order to the pool if it may change again. */
+  settle(write: Write, body: string): Outcome {
+    let response: GraphQLResponse;
+    try {
+      response = JSON.parse(body) as GraphQLResponse;
+    } catch {
+      return 'differs';
+    }
+    if (response.errors) return 'errors';
+    const order = response.data?.[{ create: 'createOrder', update: 'updateOrder', cancel: 'cancelOrder' }[write.op]] as WrittenOrder | undefined;
+    if (!order || typeof order.id !== 'string') return 'differs';
+    if (write.op !== 'create' && order.id !== write.orderId) return 'differs';
+    if (write.op === 'cancel') return order.status === 'CANCELLED' ? 'same' : 'differs';
+    if (order.status !== 'PENDING' || lines(order.items) !== lines(write.items.map((item) => ({ quantity: item.quantity, product: { id: item.productId } })))) return 'differs';
+    this.placed.push({ id: order.id, user: write.user });
+    return 'same';
+  }
+
+  private items(random: () => number): LineItem[] {
+    const products = sample(this.writes.products, 1 + Math.floor(random() * 3), random);
+    return products.map((productId) => ({ productId, quantity: 1 + Math.floor(random() * 5) }));
+  }
+}
+
+/** An order's lines as one comparable string, whatever their order. */
+const lines = (items: WrittenOrder['items']) =>
+  items
+    .map((item) => `${item.product?.id}x${item.quantity}`)
+    .sort()
+    .join(',');
+
+const pick = <T>(list: readonly T[], random: () => number): T => list[Math.floor(random() * list.length)]!;
+
+/** Draws a workload's requests: a shape (or the writes) by weight, then one of its variants uniformly. */
+export function drawer(workload: Workload, random: () => number, writes?: OrderWrites): () => Draw {
+  const weights = [...workload.shapes.map((shape) => shape.weight), workload.writes && writes ? workload.writes.weight : 0];
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  return () => {
+    let point = random() * total;
+    let index = 0;
+    while (index < weights.length - 1 && point >= weights[index]!) point -= weights[index++]!;
+    if (index === workload.shapes.length) return { kind: 'write', write: writes!.next(random) };
+    return { kind: 'read', shape: index, variant: Math.floor(random() * workload.shapes[index]!.variants.length) };
+  };
+}
+
+/** What a response to one variant must be: its gateway's body before timing, or that body's stable part. */
+export type Expectation = { exact: string } | { stable: string; project: (response: GraphQLResponse) => unknown };
+
+export function expectationOf(shape: Shape, answer: string): Expectation {
+  return shape.stable ? { stable: JSON.stringify(shape.stable(JSON.parse(answer) as GraphQLResponse)), project: shape.stable } : { exact: answer };
+}
+
+export function checkResponse(expectation: Expectation, body: string): Outcome {
+  if ('exact' in expectation) return body === expectation.exact ? 'same' : 'differs';
+  let response: GraphQLResponse;
+  try {
+    response = JSON.parse(body) as GraphQLResponse;
+  } catch {
+    return 'differs';
+  }
+  if (response.errors) return 'errors';
+  return JSON.stringify(expectation.project(response)) === expectation.stable ? 'same' : 'differs';
+}

@@ -1,0 +1,143 @@
+// The varied scenarios of npm run bench (bench/workloads.ts, bench/scenarios.ts): each request draws its own variant,
+// and each response is checked against that variant's answer, not against one body for all.
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SCENARIOS, selectScenarios } from '../bench/gateways-options.js';
+import { SCENARIOS, isVaried, type VariedScenario } from '../bench/scenarios.js';
+import { OrderWrites, checkResponse, drawer, expectationOf, sample, seededRandom, writeBody, type Draw, type Shape, type Write } from '../bench/workloads.js';
+
+const scenario = (id: string) => SCENARIOS.find((s) => s.id === id) as VariedScenario;
+const bodyOf = (workload: VariedScenario['workload'], draw: Draw) =>
+  draw.kind === 'read' ? JSON.stringify({ query: workload.shapes[draw.shape]!.query, variables: workload.shapes[draw.shape]!.variants[draw.variant] }) : writeBody(draw.write);
+
+describe('drawing variants', () => {
+  it.each(['d', 'e', 'f', 'g'])('(%s) sends requests with different arguments, from the whole sample', (id) => {
+    const { workload } = scenario(id);
+    const next = drawer(workload, seededRandom(1), workload.writes ? new OrderWrites(workload.writes) : undefined);
+    const bodies = Array.from({ length: 2000 }, () => bodyOf(workload, next()));
+    const distinct = new Set(bodies).size;
+    // One identical request would be 1; (d) has 99 users, (e) and (f) 200 orders and products.
+    expect(distinct).toBeGreaterThanOrEqual(90);
+    expect(Math.max(...[...bodies.reduce((counts, body) => counts.set(body, (counts.get(body) ?? 0) + 1), new Map<string, number>()).values()])).toBeLessThan(100);
+  });
+
+  it("(d) to (f) draw from the seed: (d) every user but the administrator, (f) every product, anonymously; (d) and (e) as ADMIN", () => {
+    const users = scenario('d').workload.shapes[0]!;
+    expect(users.variants).toHaveLength(99);
+    expect(users.viewer).toBe('ADMIN');
+    expect(scenario('e').workload.shapes[0]!.viewer).toBe('ADMIN');
+    expect(scenario('f').workload.shapes[0]!).toMatchObject({ viewer: 'ANONYMOUS' });
+    expect(scenario('f').workload.shapes[0]!.variants).toHaveLength(200);
+  });
+
+  it('(g) mixes its shapes and writes at their weights', () => {
+    const { workload } = scenario('g');
+    const next = drawer(workload, seededRandom(2), new OrderWrites(workload.writes!));
+    const counts = new Map<string, number>();
+    const draws = 20_000;
+    for (let i = 0; i < draws; i++) {
+      const draw = next();
+      const name = draw.kind === 'read' ? workload.shapes[draw.shape]!.name : 'writes';
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+    }
+    const total = workload.shapes.reduce((sum, shape) => sum + shape.weight, workload.writes!.weight);
+    for (const [name, weight] of [...workload.shapes.map((shape) => [shape.name, shape.weight] as const), ['writes', workload.writes!.weight] as const]) {
+      expect((counts.get(name) ?? 0) / draws).toBeCloseTo(weight / total, 1);
+    }
+  });
+
+  it('samples a fixed subset, the same for the same seed, in the order of the list', () => {
+    const list = Array.from({ length: 1000 }, (_, i) => i);
+    const first = sample(list, 50, seededRandom(7));
+    expect(first).toEqual(sample(list, 50, seededRandom(7)));
+    expect(new Set(first).size).toBe(50);
+    expect([...first].sort((a, b) => a - b)).toEqual(first);
+    expect(sample([1, 2], 50, seededRandom(7))).toEqual([1, 2]);
+  });
+});
+
+describe("checking a response against its variant's answer", () => {
+  const shape: Shape = { name: 'product by id', weight: 1, query: 'query', viewer: 'ANONYMOUS', variants: [{ id: 'a' }, { id: 'b' }] };
+  const answers = ['{"data":{"product":{"id":"a","name":"Red Lamp"}}}', '{"data":{"product":{"id":"b","name":"Blue Lamp"}}}'];
+  const expectations = answers.map((answer) => expectationOf(shape, answer));
+
+  it("takes a variant's own answer and refuses another variant's", () => {
+    expect(checkResponse(expectations[0]!, answers[0]!)).toBe('same');
+    expect(checkResponse(expectations[1]!, answers[1]!)).toBe('same');
+    expect(checkResponse(expectations[0]!, answers[1]!)).toBe('differs');
+    expect(checkResponse(expectations[1]!, answers[0]!)).toBe('differs');
+  });
+
+  it("compares only the stable part of a shape the writes change: (g)'s users keep their names, their orders move", () => {
+    const users = scenario('g').workload.shapes.find((s) => s.name === 'user with orders')!;
+    const order = (id: string, status: string) => ({ id, status, total: 10, createdAt: 'x', user: { name: 'Ada' }, items: [{ quantity: 1, unitPrice: 10, subtotal: 10, product: { name: 'Red Lamp', price: 10 } }] });
+    const answer = (name: string, orders: unknown[]) => JSON.stringify({ data: { user: { name, email: 'ada@example.com', orders } } });
+    const expectation = expectationOf(users, answer('Ada', [order('o1', 'PENDING')]));
+    expect(checkResponse(expectation, answer('Ada', [order('o9', 'PENDING'), order('o1', 'CANCELLED')]))).toBe('same');
+    expect(checkResponse(expectation, answer('Grace', [order('o1', 'PENDING')]))).toBe('differs');
+    expect(checkResponse(expectation, answer('Ada', [{ ...order('o1', 'PENDING'), user: { name: 'Grace' } }]))).toBe('differs');
+    expect(checkResponse(expectation, JSON.stringify({ errors: [{ message: 'boom' }], data: null }))).toBe('errors');
+    // Without a stable part, a response that moved is a differing body.
+    expect(checkResponse(expectationOf({ ...users, stable: undefined }, answer('Ada', [order('o1', 'PENDING')])), answer('Ada', []))).toBe('differs');
+  });
+});
+
+describe("(g)'s writes", () => {
+  const writes = { weight: 5, users: ['user-0001', 'user-0002', 'user-0003'], products: ['p1', 'p2', 'p3', 'p4'] };
+  const answerTo = (write: Write, id: string, status?: string) => {
+    const field = { create: 'createOrder', update: 'updateOrder', cancel: 'cancelOrder' }[write.op];
+    const items = 'items' in write ? write.items.map((item) => ({ quantity: item.quantity, product: { id: item.productId } })) : [];
+    return JSON.stringify({ data: { [field]: { id, status: status ?? (write.op === 'cancel' ? 'CANCELLED' : 'PENDING'), items } } });
+  };
+
+  it('places an order first, then changes or cancels only orders placed, as their owner, never one already in flight', () => {
+    const orders = new OrderWrites(writes);
+    const random = seededRandom(3);
+    const first = orders.next(random);
+    expect(first.op).toBe('create');
+    expect(orders.settle(first, answerTo(first, 'order-1'))).toBe('same');
+    const owners = new Map([['order-1', first.user]]);
+    const inFlight = new Set<string>();
+    let changes = 0;
+    for (let i = 0; i < 200; i++) {
+      const write = orders.next(random);
+      if (write.op === 'create') {
+        const id = `order-${i + 2}`;
+        owners.set(id, write.user);
+        expect(orders.settle(write, answerTo(write, id))).toBe('same');
+        continue;
+      }
+      changes++;
+      expect(owners.get(write.orderId)).toBe(write.user);
+      expect(inFlight.has(write.orderId)).toBe(false);
+      inFlight.add(write.orderId);
+      // Half of the answers arrive at once; the others' orders stay out of the pool.
+      if (i % 2 === 0) {
+        expect(orders.settle(write, answerTo(write, write.orderId))).toBe('same');
+        inFlight.delete(write.orderId);
+      }
+    }
+    expect(changes).toBeGreaterThan(20);
+  });
+
+  it('refuses an answer with other lines, another order, the wrong status or errors', () => {
+    const orders = new OrderWrites(writes);
+    const create: Write = { op: 'create', user: 'user-0001', items: [{ productId: 'p1', quantity: 2 }] };
+    expect(orders.settle(create, answerTo({ ...create, items: [{ productId: 'p1', quantity: 3 }] }, 'o1'))).toBe('differs');
+    expect(orders.settle(create, answerTo(create, 'o1', 'CANCELLED'))).toBe('differs');
+    expect(orders.settle({ op: 'cancel', user: 'user-0001', orderId: 'o1' }, answerTo({ op: 'cancel', user: 'user-0001', orderId: 'o2' }, 'o2'))).toBe('differs');
+    expect(orders.settle(create, JSON.stringify({ errors: [{ message: 'no' }] }))).toBe('errors');
+  });
+});
+
+describe('--scenarios', () => {
+  it('runs (d) and (g) by default, in list order with (g) and its writes last, and refuses an unknown id', () => {
+    expect(DEFAULT_SCENARIOS).toEqual(expect.arrayContaining(['d', 'g']));
+    expect(selectScenarios('g,d').map((s) => s.id)).toEqual(['d', 'g']);
+    expect(SCENARIOS.at(-1)!.id).toBe('g');
+    expect(() => selectScenarios('a,z')).toThrow(/no scenario z/);
+  });
+
+  it('titles the scenarios that send one request from every connection as identical requests', () => {
+    for (const s of SCENARIOS) expect(s.name.startsWith('identical request')).toBe(!isVaried(s));
+  });
+});
