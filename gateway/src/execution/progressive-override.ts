@@ -1,0 +1,92 @@
+// Progressive override (`@override(from: "orders", label: ...)`): which of a supergraph's custom labels a request turns
+// on, and the planner that refuses labels it cannot serve consistently. docs/progressive-override.md tells the whole story.
+import type { Viewer } from '@ordergraph/core';
+import type { SupergraphSource } from '../subgraphs/urls.js';
+import type { QueryPlanner } from './query-planner.js';
+
+export interface OverrideLabelSettings {
+  /** The request header whose comma-separated labels are turned on; undefined: none is read. */
+  header?: string | undefined;
+  /** The JWT claim (a string array, or a comma-separated string) whose labels are turned on; undefined: none is read. */
+  claim?: string | undefined;
+}
+
+interface RequestContext {
+  request?: Request;
+  viewer?: Viewer;
+}
+
+const labelList = (value: unknown): string[] =>
+  (Array.isArray(value) ? value.filter((label): label is string => typeof label === 'string') : typeof value === 'string' ? value.split(',') : [])
+    .map((label) => label.trim())
+    .filter(Boolean);
+
+/**
+ * The claims of the bearer token the viewer was verified from. Read without verifying again: a viewer is only set
+ * (security/auth.ts) when that very header's token verified, and an anonymous caller's labels are not read.
+ */
+function verifiedClaims(context: RequestContext): Record<string, unknown> | undefined {
+  if (!context.viewer) return undefined;
+  const token = /^Bearer (.+)$/i.exec(context.request?.headers.get('authorization') ?? '')?.[1];
+  const payload = token?.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Hive Gateway's `progressiveOverride` option: called by router-runtime once per custom label of the supergraph for
+ * each execution, before its plan is looked up (the plan cache keys on the labels turned on), and it must answer at
+ * once: router-runtime 1.4.23 does not await it, so a promise would turn every label on. The labels of one request
+ * are read once. `percent(n)` labels are not decided here: the planner decides them from the request's random value.
+ */
+export function overrideLabelHandler(settings: OverrideLabelSettings): ((label: string, context: unknown) => boolean) | undefined {
+  const { header, claim } = settings;
+  if (!header && !claim) return undefined;
+  const labelsOf = new WeakMap<object, ReadonlySet<string>>();
+  const read = (context: RequestContext): ReadonlySet<string> => {
+    let labels = labelsOf.get(context);
+    if (!labels) {
+      labels = new Set([
+        ...(header ? labelList(context.request?.headers.get(header)) : []),
+        ...(claim ? labelList(verifiedClaims(context)?.[claim]) : []),
+      ]);
+      labelsOf.set(context, labels);
+    }
+    return labels;
+  };
+  return (label, context) => typeof context === 'object' && context !== null && read(context as RequestContext).has(label);
+}
+
+/** Labelled @override in a supergraph: `@join__field(..., overrideLabel: "...")`. */
+const LABELLED_OVERRIDE = /@join__field\([^)]*\boverrideLabel:\s*"/;
+
+export class ProgressiveOverrideUnsupportedError extends Error {
+  override readonly name = 'ProgressiveOverrideUnsupportedError';
+}
+
+/**
+ * The JavaScript planner (QUERY_PLANNER=js) rolls a `percent(n)` label's dice for each field it resolves, not once per
+ * request: the fields of one request land on both sides, and a key or @requires field one side plans for is fetched
+ * from the other, which fails the request. It is refused a supergraph with labelled overrides, at start, or on a
+ * reload (the previous supergraph stays served).
+ */
+export function withPlannableOverrides<S extends SupergraphSource>(source: S, planner: QueryPlanner): S {
+  if (planner !== 'js') return source;
+  const refuse = (sdl: string): string => {
+    if (LABELLED_OVERRIDE.test(sdl)) {
+      throw new ProgressiveOverrideUnsupportedError(
+        'The supergraph has @override with a label (progressive override), which QUERY_PLANNER=js does not serve consistently: use QUERY_PLANNER=rust',
+      );
+    }
+    return sdl;
+  };
+  if (typeof source === 'string') return refuse(source) as S;
+  return (() => {
+    const sdl = source();
+    return typeof sdl === 'string' ? refuse(sdl) : sdl.then(refuse);
+  }) as S;
+}
