@@ -116,6 +116,27 @@ describe('percent(n): one random value per request', () => {
   }, 60_000);
 });
 
+describe('@defer, with labelled overrides in the supergraph', () => {
+  it('is planned by the Rust planner and answered whole: complete, on one side, at the same split', async () => {
+    const url = await gateway();
+    const query = `{ order(id: "1") { id ... @defer { eta } } orders { id eta } }`;
+    const answers = await send(400, 16, async () => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'multipart/mixed;deferSpec=20220824,application/json;q=0.9' },
+        body: JSON.stringify({ query }),
+      });
+      return (await response.json()) as { data?: { order: { eta: string }; orders: { eta: string }[] }; errors?: unknown[] };
+    });
+    expect(answers.filter((answer) => answer.errors || !answer.data)).toEqual([]);
+    const sides = answers.map(({ data }) => new Set([data!.order.eta, ...data!.orders.map((order) => order.eta)]));
+    expect(sides.filter((side) => side.size !== 1)).toEqual([]);
+    const share = sides.filter((side) => side.has('shipping')).length / sides.length;
+    expect(share).toBeGreaterThan(0.15);
+    expect(share).toBeLessThan(0.35);
+  }, 60_000);
+});
+
 describe('a custom label, turned on per request', () => {
   const QUERY = `{ order(id: "1") { note } orders { note } }`;
   const notes = (data: { order: { note: string }; orders: { note: string }[] } | null | undefined) => new Set([data?.order.note, ...(data?.orders.map((order) => order.note) ?? [])]);

@@ -80,7 +80,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const progressiveOverride = overrideLabelHandler({ header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM });
 
   const runtime = createGatewayRuntime({
-    supergraph: withPlannableOverrides(withSubgraphUrls(supergraph, config, logger), config.QUERY_PLANNER),
+    supergraph: withPlannableOverrides(withSubgraphUrls(supergraph, config, logger), config.QUERY_PLANNER === 'js'),
     ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },

@@ -1,8 +1,6 @@
 // Progressive override (`@override(from: "orders", label: ...)`): which of a supergraph's custom labels a request turns
 // on, and the planner that refuses labels it cannot serve consistently. docs/progressive-override.md tells the whole story.
 import type { Viewer } from '@ordergraph/core';
-import type { SupergraphSource } from '../subgraphs/urls.js';
-import type { QueryPlanner } from './query-planner.js';
 
 export interface OverrideLabelSettings {
   /** The request header whose comma-separated labels are turned on; undefined: none is read. */
@@ -64,6 +62,9 @@ export function overrideLabelHandler(settings: OverrideLabelSettings): ((label: 
 /** Labelled @override in a supergraph: `@join__field(..., overrideLabel: "...")`. */
 const LABELLED_OVERRIDE = /@join__field\([^)]*\boverrideLabel:\s*"/;
 
+/** Whether a supergraph has an @override with a label, which only the Rust planner serves. */
+export const hasLabelledOverride = (supergraphSdl: string): boolean => LABELLED_OVERRIDE.test(supergraphSdl);
+
 export class ProgressiveOverrideUnsupportedError extends Error {
   override readonly name = 'ProgressiveOverrideUnsupportedError';
 }
@@ -74,10 +75,10 @@ export class ProgressiveOverrideUnsupportedError extends Error {
  * from the other, which fails the request. It is refused a supergraph with labelled overrides, at start, or on a
  * reload (the previous supergraph stays served).
  */
-export function withPlannableOverrides<S extends SupergraphSource>(source: S, planner: QueryPlanner): S {
-  if (planner !== 'js') return source;
+export function withPlannableOverrides<S extends string | (() => string | Promise<string>)>(source: S, onJsPlanner: boolean): S {
+  if (!onJsPlanner) return source;
   const refuse = (sdl: string): string => {
-    if (LABELLED_OVERRIDE.test(sdl)) {
+    if (hasLabelledOverride(sdl)) {
       throw new ProgressiveOverrideUnsupportedError(
         'The supergraph has @override with a label (progressive override), which QUERY_PLANNER=js does not serve consistently: use QUERY_PLANNER=rust',
       );
