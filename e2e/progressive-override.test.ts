@@ -14,9 +14,14 @@ import { createGateway, type Gateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
 import { graphql } from '@ordergraph/testkit';
 
-const FEDERATION = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@override"])`;
+// @cacheControl as our subgraphs declare it, for the one field a test caches.
+const FEDERATION = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@override", "@composeDirective"])
+  @link(url: "https://ordergraph.dev/cache-control/v1.0", import: ["@cacheControl"])
+  @composeDirective(name: "@cacheControl")
+  enum CacheControlScope { PUBLIC PRIVATE }
+  directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION`;
 const ORDERS = `${FEDERATION}
-  type Query { order(id: ID!): Order orders: [Order!]! }
+  type Query { order(id: ID!): Order orders: [Order!]! cachedOrder(id: ID!): Order @cacheControl(maxAge: 60, scope: PUBLIC) }
   type Order @key(fields: "id") { id: ID! eta: String! note: String! }`;
 const SHIPPING = `${FEDERATION}
   type Order @key(fields: "id") {
@@ -42,6 +47,7 @@ const subgraph = (name: string, typeDefs: string, query?: Record<string, unknown
 
 const orders = subgraph('orders', ORDERS, {
   order: (_: unknown, { id }: { id: string }) => ({ id }),
+  cachedOrder: (_: unknown, { id }: { id: string }) => ({ id }),
   orders: () => [{ id: '1' }, { id: '2' }, { id: '3' }],
 });
 const shipping = subgraph('shipping', SHIPPING);
@@ -153,6 +159,18 @@ describe('a custom label, turned on per request', () => {
     expect(await shareOnShipping(url, { headers: { 'x-override-labels': 'alpha, beta' } })).toBe(1);
     expect(await shareOnShipping(url, {})).toBe(0);
     expect(await shareOnShipping(url, { headers: { 'x-override-labels': 'gamma' } })).toBe(0);
+  }, 60_000);
+
+  it('by the header, never from or into the shared response cache', async () => {
+    const url = await gateway({ OVERRIDE_LABELS_HEADER: 'x-override-labels' });
+    const cached = `{ cachedOrder(id: "7") { note } }`;
+    const note = async (headers: Record<string, string>) => (await graphql<{ cachedOrder: { note: string } }>(url, cached, { headers })).body.data?.cachedOrder.note;
+    expect(await note({ 'x-override-labels': 'beta' })).toBe('shipping');
+    expect(await note({})).toBe('orders');
+    const again = await graphql(url, cached);
+    expect(again.headers.get('cache-control')).toMatch(/max-age=60/);
+    expect(await note({ 'x-override-labels': 'beta' })).toBe('shipping');
+    expect(await note({})).toBe('orders');
   }, 60_000);
 
   it('by no header unless one is configured', async () => {

@@ -59,6 +59,12 @@ export function overrideLabelHandler(settings: OverrideLabelSettings): ((label: 
   return (label, context) => typeof context === 'object' && context !== null && read(context as RequestContext).has(label);
 }
 
+/**
+ * Whether a request names labels in the configured header. Its answer may come from the overriding side, which the
+ * shared response cache, keyed on the document and variables alone, would then serve to callers who named none.
+ */
+export const namesOverrideLabels = (request: Request, header: string | undefined): boolean => !!header && labelList(request.headers.get(header)).length > 0;
+
 /** Labelled @override in a supergraph: `@join__field(..., overrideLabel: "...")`. */
 const LABELLED_OVERRIDE = /@join__field\([^)]*\boverrideLabel:\s*"/;
 
