@@ -1,6 +1,9 @@
 // Progressive override through the gateway: shipping takes Order.eta from orders for percent(25) of the requests, and
 // Order.note for the requests that turn the custom label `beta` on (a header, or a claim of the verified token). Two
 // subgraphs of the test's own, each answering its own name, say which side served a field.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { startStandaloneServer } from '@apollo/server/standalone';
@@ -8,10 +11,11 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeSupergraph, type SubgraphSource } from '@ordergraph/composition';
+import { composeSupergraph, writeSupergraph, type SubgraphSource } from '@ordergraph/composition';
 import { DEV_JWT_SECRET, createLogger, toGlobalId } from '@ordergraph/core';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
+import { supergraphFile } from '@ordergraph/gateway/supergraph-source';
 import { graphql } from '@ordergraph/testkit';
 
 // @cacheControl as our subgraphs declare it, for the one field a test caches.
@@ -58,9 +62,9 @@ const gateways: Gateway[] = [];
 
 const source = (name: string, typeDefs: string): SubgraphSource => ({ name, url: `http://${name}.invalid/graphql`, schemaPath: '(test)', typeDefs });
 
-async function gateway(env: Record<string, string> = {}): Promise<string> {
+async function gateway(env: Record<string, string> = {}, served: string | (() => string) = supergraph): Promise<string> {
   const config = loadGatewayConfig({ LOG_LEVEL: 'silent', SUBGRAPH_ORDERS_URL: urls.orders, SUBGRAPH_SHIPPING_URL: urls.shipping, RATE_LIMIT_MAX: '100000', ...env });
-  const started = createGateway({ config, supergraph, logger: createLogger('gateway', 'silent') });
+  const started = createGateway({ config, supergraph: served, logger: createLogger('gateway', 'silent') });
   gateways.push(started);
   return started.listen(0, '127.0.0.1');
 }
@@ -198,4 +202,24 @@ describe('QUERY_PLANNER=js', () => {
   it('refuses a supergraph with labelled overrides, naming the planner to use', async () => {
     await expect(gateway({ QUERY_PLANNER: 'js' })).rejects.toThrow(/QUERY_PLANNER=rust/);
   });
+
+  it('keeps serving the previous supergraph when a reload brings labelled overrides', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ordergraph-override-'));
+    try {
+      const file = join(dir, 'supergraph.graphql');
+      // shipping as it was before the move: no eta, no note.
+      writeSupergraph(file, composeSupergraph([source('orders', ORDERS), source('shipping', `${FEDERATION}\n  type Order @key(fields: "id") { id: ID! }`)]));
+      const logger = createLogger('gateway', 'silent');
+      const url = await gateway({ QUERY_PLANNER: 'js', SUPERGRAPH_POLL_INTERVAL: '50' }, supergraphFile(file, logger));
+      const QUERY = `{ order(id: "1") { eta note } }`;
+      expect((await graphql(url, QUERY)).body).toEqual({ data: { order: { eta: 'orders', note: 'orders' } } });
+      writeSupergraph(file, supergraph);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (let request = 0; request < 20; request++) {
+        expect((await graphql(url, QUERY)).body).toEqual({ data: { order: { eta: 'orders', note: 'orders' } } });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
