@@ -11,7 +11,7 @@ import { useSharedResponseCache } from './caching/response-cache.js';
 import { introspectionMode, type GatewayConfig } from './config.js';
 import { useIncrementalDelivery } from './execution/defer.js';
 import { createOperationReader, viewerOf } from './execution/operation.js';
-import { namesOverrideLabels } from './execution/progressive-override.js';
+import { namesOverrideLabels, requestOverrideLabels } from './execution/progressive-override.js';
 import { useQueryPlanInspection, useResultCompletion } from './execution/query-planner.js';
 import { withSharedSubgraphHooks } from './execution/subgraph-hooks.js';
 import { useInputLimits } from './limits/input.js';
@@ -171,7 +171,7 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       useReadinessReport(readinessEndpoint, subgraphCalls.states),
       useResponseHeaders(),
       // Last, so that it shares the subscribe function every other plugin has settled on.
-      useSubscriptionSharing(),
+      useSubscriptionSharing(requestOverrideLabels({ header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM })),
     ]),
   ];
 }

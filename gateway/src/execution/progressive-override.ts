@@ -36,27 +36,38 @@ function verifiedClaims(context: RequestContext): Record<string, unknown> | unde
 }
 
 /**
- * Hive Gateway's `progressiveOverride` option: called by router-runtime once per custom label of the supergraph for
- * each execution, before its plan is looked up (the plan cache keys on the labels turned on), and it must answer at
- * once: router-runtime 1.4.23 does not await it, so a promise would turn every label on. The labels of one request
- * are read once. `percent(n)` labels are not decided here: the planner decides them from the request's random value.
+ * The custom labels each request names, by the settings: read once per request (its context), empty when neither
+ * setting is given.
  */
-export function overrideLabelHandler(settings: OverrideLabelSettings): ((label: string, context: unknown) => boolean) | undefined {
+export function requestOverrideLabels(settings: OverrideLabelSettings): (context: unknown) => ReadonlySet<string> {
   const { header, claim } = settings;
-  if (!header && !claim) return undefined;
   const labelsOf = new WeakMap<object, ReadonlySet<string>>();
-  const read = (context: RequestContext): ReadonlySet<string> => {
+  const none: ReadonlySet<string> = new Set();
+  return (context) => {
+    if ((!header && !claim) || typeof context !== 'object' || context === null) return none;
     let labels = labelsOf.get(context);
     if (!labels) {
+      const caller = context as RequestContext;
       labels = new Set([
-        ...(header ? labelList(context.request?.headers.get(header)) : []),
-        ...(claim ? labelList(verifiedClaims(context)?.[claim]) : []),
+        ...(header ? labelList(caller.request?.headers.get(header)) : []),
+        ...(claim ? labelList(verifiedClaims(caller)?.[claim]) : []),
       ]);
       labelsOf.set(context, labels);
     }
     return labels;
   };
-  return (label, context) => typeof context === 'object' && context !== null && read(context as RequestContext).has(label);
+}
+
+/**
+ * Hive Gateway's `progressiveOverride` option: called by router-runtime once per custom label of the supergraph for
+ * each execution, before its plan is looked up (the plan cache keys on the labels turned on), and it must answer at
+ * once: router-runtime 1.4.23 does not await it, so a promise would turn every label on. `percent(n)` labels are not
+ * decided here: the planner decides them from the request's random value.
+ */
+export function overrideLabelHandler(settings: OverrideLabelSettings): ((label: string, context: unknown) => boolean) | undefined {
+  if (!settings.header && !settings.claim) return undefined;
+  const labelsOf = requestOverrideLabels(settings);
+  return (label, context) => labelsOf(context).has(label);
 }
 
 /**

@@ -1,7 +1,7 @@
 // Which custom labels a request turns on, and which supergraphs the JavaScript planner is refused: the decisions
 // progressive-override.ts makes before the planner is called.
 import { describe, expect, it } from 'vitest';
-import { hasLabelledOverride, namesOverrideLabels, overrideLabelHandler, withPlannableOverrides } from '../../src/execution/progressive-override.js';
+import { hasLabelledOverride, namesOverrideLabels, overrideLabelHandler, requestOverrideLabels, withPlannableOverrides } from '../../src/execution/progressive-override.js';
 
 const VIEWER = { userId: 'VXNlcjp1c2VyLTAwMDE=', role: 'USER' } as const;
 /** A token's shape, unsigned: the handler reads the claims of a token auth.ts has already verified. */
@@ -30,6 +30,16 @@ describe('overrideLabelHandler', () => {
 
   it('answers false for a context that is not an object', () => {
     expect(overrideLabelHandler({ header: 'x-override-labels' })!('beta', undefined)).toBe(false);
+  });
+});
+
+describe('requestOverrideLabels', () => {
+  it("gives the labels of header and claim together (subscription sharing keys on them), read once per request", () => {
+    const labelsOf = requestOverrideLabels({ header: 'x-override-labels', claim: 'override_labels' });
+    const request = context({ 'x-override-labels': 'beta', authorization: bearer({ override_labels: ['gamma'] }) }, VIEWER);
+    expect([...labelsOf(request)].sort()).toEqual(['beta', 'gamma']);
+    expect(labelsOf(request)).toBe(labelsOf(request));
+    expect(requestOverrideLabels({})(request).size).toBe(0);
   });
 });
 
