@@ -9,14 +9,17 @@ import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/dis
 import { startStandaloneServer } from '@apollo/server/standalone';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
+import { createClient as createSseClient } from 'graphql-sse';
+import { useServer } from 'graphql-ws/use/ws';
 import { SignJWT } from 'jose';
+import { WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeSupergraph, writeSupergraph, type SubgraphSource } from '@ordergraph/composition';
 import { DEV_JWT_SECRET, createLogger, toGlobalId } from '@ordergraph/core';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
 import { supergraphFile } from '@ordergraph/gateway/supergraph-source';
-import { graphql } from '@ordergraph/testkit';
+import { graphql, stream } from '@ordergraph/testkit';
 
 // @cacheControl as our subgraphs declare it, for the one field a test caches.
 const FEDERATION = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@override", "@composeDirective"])
@@ -56,14 +59,39 @@ const orders = subgraph('orders', ORDERS, {
 });
 const shipping = subgraph('shipping', SHIPPING);
 
-let urls: { orders: string; shipping: string };
+// Order ticks over graphql-ws, the transport the gateway subscribes to subgraphs with; note comes from orders or shipping.
+const TICKER = `${FEDERATION}
+  type Query { ticker: Boolean }
+  type Subscription { orderTicked: Order! }
+  type Order @key(fields: "id", resolvable: false) { id: ID! }`;
+const tickerSchema = buildSubgraphSchema([
+  {
+    typeDefs: parse(TICKER),
+    resolvers: {
+      Query: { ticker: () => true },
+      Subscription: {
+        orderTicked: {
+          subscribe: async function* () {
+            for (;;) {
+              yield { orderTicked: { id: '1' } };
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+          },
+        },
+      },
+    } as never,
+  },
+]);
+let ticker: WebSocketServer;
+
+let urls: { orders: string; shipping: string; ticker: string };
 let supergraph: string;
 const gateways: Gateway[] = [];
 
 const source = (name: string, typeDefs: string): SubgraphSource => ({ name, url: `http://${name}.invalid/graphql`, schemaPath: '(test)', typeDefs });
 
 async function gateway(env: Record<string, string> = {}, served: string | (() => string) = supergraph): Promise<string> {
-  const config = loadGatewayConfig({ LOG_LEVEL: 'silent', SUBGRAPH_ORDERS_URL: urls.orders, SUBGRAPH_SHIPPING_URL: urls.shipping, RATE_LIMIT_MAX: '100000', ...env });
+  const config = loadGatewayConfig({ LOG_LEVEL: 'silent', SUBGRAPH_ORDERS_URL: urls.orders, SUBGRAPH_SHIPPING_URL: urls.shipping, SUBGRAPH_TICKER_URL: urls.ticker, RATE_LIMIT_MAX: '100000', ...env });
   const started = createGateway({ config, supergraph: served, logger: createLogger('gateway', 'silent') });
   gateways.push(started);
   return started.listen(0, '127.0.0.1');
@@ -84,13 +112,21 @@ async function send<T>(count: number, parallel: number, request: () => Promise<T
 
 beforeAll(async () => {
   const listen = { listen: { port: 0, host: '127.0.0.1' } };
-  urls = { orders: (await startStandaloneServer(orders, listen)).url, shipping: (await startStandaloneServer(shipping, listen)).url };
-  supergraph = composeSupergraph([source('orders', ORDERS), source('shipping', SHIPPING)]);
+  ticker = new WebSocketServer({ port: 0, host: '127.0.0.1', path: '/graphql' });
+  useServer({ schema: tickerSchema }, ticker);
+  await new Promise((resolve) => ticker.once('listening', resolve));
+  urls = {
+    orders: (await startStandaloneServer(orders, listen)).url,
+    shipping: (await startStandaloneServer(shipping, listen)).url,
+    ticker: `http://127.0.0.1:${(ticker.address() as { port: number }).port}/graphql`,
+  };
+  supergraph = composeSupergraph([source('orders', ORDERS), source('shipping', SHIPPING), source('ticker', TICKER)]);
 });
 afterAll(async () => {
   for (const started of gateways) await started.stop();
   await orders.stop().catch(() => undefined);
   await shipping.stop().catch(() => undefined);
+  await new Promise((resolve) => ticker.close(resolve));
 });
 
 describe('percent(n): one random value per request', () => {
@@ -176,6 +212,21 @@ describe('a custom label, turned on per request', () => {
     expect(await note({ 'x-override-labels': 'beta' })).toBe('shipping');
     expect(await note({})).toBe('orders');
   }, 60_000);
+
+  it('by the header, for a subscription: subscribers naming different labels never share a stream', async () => {
+    const url = await gateway({ OVERRIDE_LABELS_HEADER: 'x-override-labels' });
+    const subscribe = (headers: Record<string, string>) =>
+      stream<{ data?: { orderTicked: { note: string } } }>(
+        createSseClient({ url, headers, retryAttempts: 0 }).iterate({ query: 'subscription { orderTicked { note } }' }) as AsyncIterableIterator<{ data?: { orderTicked: { note: string } } }>,
+      );
+    const beta = subscribe({ 'x-override-labels': 'beta' });
+    await beta.received(1);
+    const plain = subscribe({});
+    const [betaEvents, plainEvents] = await Promise.all([beta.received(3), plain.received(3)]);
+    await Promise.all([beta.close(), plain.close()]);
+    expect(betaEvents.slice(0, 3).map((event) => event.data?.orderTicked.note)).toEqual(['shipping', 'shipping', 'shipping']);
+    expect(plainEvents.slice(0, 3).map((event) => event.data?.orderTicked.note)).toEqual(['orders', 'orders', 'orders']);
+  }, 30_000);
 
   it('by no header unless one is configured', async () => {
     const url = await gateway();

@@ -18,7 +18,7 @@ import {
 } from '@ordergraph/core';
 import { corsOrigins, subgraphErrorInclusion, upstreamSettings, type GatewayConfig } from './config.js';
 import { withEntityBatching } from './execution/entity-batching.js';
-import { overrideLabelHandler, withPlannableOverrides } from './execution/progressive-override.js';
+import { withOverrideLabels, withPlannableOverrides } from './execution/progressive-override.js';
 import { plannerOptions } from './execution/query-planner.js';
 import { hiveLogger, subgraphRequestId } from './observability/logging.js';
 import type { OpenTelemetryPlugin } from './observability/opentelemetry.js';
@@ -77,8 +77,6 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
   const authorization = authorizationDirectives();
 
-  const progressiveOverride = overrideLabelHandler({ header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM });
-
   const runtime = createGatewayRuntime({
     supergraph: withPlannableOverrides(withSubgraphUrls(supergraph, config, logger), config.QUERY_PLANNER === 'js'),
     ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
@@ -91,13 +89,12 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     // subgraph; those of different streams are batched by entity-batching.ts, without a cache.
     __experimental__batchExecution: false,
     // The entity fetches of subscription events, batched across streams (entity-batching.ts).
-    unifiedGraphHandler: withEntityBatching(plannerOptions(config.QUERY_PLANNER).unifiedGraphHandler, {
+    // And the custom override labels a request turns on (progressive-override.ts); percent(n) labels the Rust planner
+    // decides from one random value per request, so all of a request's fetches agree on a side.
+    unifiedGraphHandler: withEntityBatching(withOverrideLabels(plannerOptions(config.QUERY_PLANNER).unifiedGraphHandler, { header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM }), {
       windowMs: config.ENTITY_BATCH_WINDOW_MS,
       maxBatchSize: config.ENTITY_BATCH_MAX_FETCHES,
     }),
-    // Progressive override: the custom labels a request turns on (execution/progressive-override.ts); percent(n) labels
-    // the Rust planner decides from one random value per request, so all of a request's fetches agree on a side.
-    ...(progressiveOverride ? { progressiveOverride } : {}),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     // @defer (and @stream, which defer.ts refuses) in the schema, answered in parts (multipart/mixed, deferSpec=20220824)
     // by yoga; defer.ts decides which planner executes them and refuses clients that cannot read parts.

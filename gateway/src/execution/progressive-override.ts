@@ -1,5 +1,6 @@
 // Progressive override (`@override(from: "orders", label: ...)`): which of a supergraph's custom labels a request turns
 // on, and the planner that refuses labels it cannot serve consistently. docs/progressive-override.md tells the whole story.
+import type { UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import type { Viewer } from '@ordergraph/core';
 
 export interface OverrideLabelSettings {
@@ -59,15 +60,19 @@ export function requestOverrideLabels(settings: OverrideLabelSettings): (context
 }
 
 /**
- * Hive Gateway's `progressiveOverride` option: called by router-runtime once per custom label of the supergraph for
- * each execution, before its plan is looked up (the plan cache keys on the labels turned on), and it must answer at
- * once: router-runtime 1.4.23 does not await it, so a promise would turn every label on. `percent(n)` labels are not
- * decided here: the planner decides them from the request's random value.
+ * The planner's handler with the custom labels each execution turns on, read from the execution's own context.
+ * router-runtime asks `handleProgressiveOverride` once per custom label of the supergraph for each execution, before
+ * its plan is looked up (its plan cache keys on the labels turned on), and does not await it. Hive Gateway's
+ * `progressiveOverride` option would reach it through fusion-runtime, which answers from the labels it read for the
+ * request's original context object: a shared subscription executes with a context of its own (sharing.ts), for
+ * which that answered no label at all. `percent(n)` labels are not decided here: the planner decides them from the
+ * request's random value.
  */
-export function overrideLabelHandler(settings: OverrideLabelSettings): ((label: string, context: unknown) => boolean) | undefined {
-  if (!settings.header && !settings.claim) return undefined;
+export function withOverrideLabels(handler: UnifiedGraphHandler, settings: OverrideLabelSettings): UnifiedGraphHandler {
+  if (!settings.header && !settings.claim) return handler;
   const labelsOf = requestOverrideLabels(settings);
-  return (label, context) => labelsOf(context).has(label);
+  const handleProgressiveOverride = (label: string, context: unknown) => labelsOf(context).has(label);
+  return (options) => handler({ ...options, handleProgressiveOverride });
 }
 
 /**

@@ -1,15 +1,30 @@
 // Which custom labels a request turns on, and which supergraphs the JavaScript planner is refused: the decisions
 // progressive-override.ts makes before the planner is called.
 import { describe, expect, it } from 'vitest';
-import { hasLabelledOverride, namesOverrideLabels, overrideLabelHandler, requestOverrideLabels, withPlannableOverrides } from '../../src/execution/progressive-override.js';
+import type { UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
+import { hasLabelledOverride, namesOverrideLabels, requestOverrideLabels, withOverrideLabels, withPlannableOverrides, type OverrideLabelSettings } from '../../src/execution/progressive-override.js';
 
 const VIEWER = { userId: 'VXNlcjp1c2VyLTAwMDE=', role: 'USER' } as const;
 /** A token's shape, unsigned: the handler reads the claims of a token auth.ts has already verified. */
 const bearer = (claims: Record<string, unknown>) => `Bearer e30.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.signature`;
 const context = (headers: Record<string, string>, viewer: typeof VIEWER | null = null) => ({ request: new Request('http://gateway/graphql', { headers }), viewer });
 
-describe('overrideLabelHandler', () => {
-  it('is absent when neither setting is given: no label is ever on', () => {
+type Decide = (label: string, context: unknown) => boolean;
+/** The handleProgressiveOverride the planner's handler is given; undefined when it is given the options untouched. */
+function overrideLabelHandler(settings: OverrideLabelSettings): Decide | undefined {
+  let given: Decide | undefined;
+  const planner = ((options: { handleProgressiveOverride?: Decide }) => {
+    given = options.handleProgressiveOverride;
+    return {};
+  }) as unknown as UnifiedGraphHandler;
+  const wrapped = withOverrideLabels(planner, settings);
+  if (wrapped === planner) return undefined;
+  void wrapped({} as never);
+  return given;
+}
+
+describe('withOverrideLabels', () => {
+  it('leaves the handler as it is when neither setting is given: no label is ever on', () => {
     expect(overrideLabelHandler({})).toBeUndefined();
   });
 
