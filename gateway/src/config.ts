@@ -84,6 +84,19 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
     .enum(QUERY_PLANNERS)
     .default('rust')
     .describe('rust: Hive\'s Rust query planner (@graphql-hive/router-runtime), the default; js: the JavaScript planner of @graphql-tools/federation, kept for one release as a way back.'),
+  // Progressive override (execution/progressive-override.ts, docs/progressive-override.md): percent(n) labels are
+  // decided per request by the planner; custom labels by these.
+  OVERRIDE_LABELS_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
+    .optional()
+    .transform((name) => name?.toLowerCase())
+    .describe('Request header whose comma-separated labels turn on the supergraph\'s `@override(label:)` of those custom labels for that request (`x-override-labels`). Any caller can send it: prefer OVERRIDE_LABELS_CLAIM for a change not everyone may opt into. Unset: no header is read. `percent(n)` labels are never turned on this way.'),
+  OVERRIDE_LABELS_CLAIM: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Claim of the verified bearer token (a string array, or a comma-separated string) whose labels turn on the `@override(label:)` of those custom labels for that request. Unset: no claim is read.'),
   // Shared state of every replica: persisted queries, rate-limit counters, the response cache.
   ...redisEnvShape,
 

@@ -18,6 +18,7 @@ import {
 } from '@ordergraph/core';
 import { corsOrigins, subgraphErrorInclusion, upstreamSettings, type GatewayConfig } from './config.js';
 import { withEntityBatching } from './execution/entity-batching.js';
+import { withOverrideLabels, withPlannableOverrides } from './execution/progressive-override.js';
 import { plannerOptions } from './execution/query-planner.js';
 import { hiveLogger, subgraphRequestId } from './observability/logging.js';
 import type { OpenTelemetryPlugin } from './observability/opentelemetry.js';
@@ -77,7 +78,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const authorization = authorizationDirectives();
 
   const runtime = createGatewayRuntime({
-    supergraph: withSubgraphUrls(supergraph, config, logger),
+    supergraph: withPlannableOverrides(withSubgraphUrls(supergraph, config, logger), config.QUERY_PLANNER === 'js'),
     ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
@@ -88,7 +89,9 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     // subgraph; those of different streams are batched by entity-batching.ts, without a cache.
     __experimental__batchExecution: false,
     // The entity fetches of subscription events, batched across streams (entity-batching.ts).
-    unifiedGraphHandler: withEntityBatching(plannerOptions(config.QUERY_PLANNER).unifiedGraphHandler, {
+    // And the custom override labels a request turns on (progressive-override.ts); percent(n) labels the Rust planner
+    // decides from one random value per request, so all of a request's fetches agree on a side.
+    unifiedGraphHandler: withEntityBatching(withOverrideLabels(plannerOptions(config.QUERY_PLANNER).unifiedGraphHandler, { header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM }), {
       windowMs: config.ENTITY_BATCH_WINDOW_MS,
       maxBatchSize: config.ENTITY_BATCH_MAX_FETCHES,
     }),

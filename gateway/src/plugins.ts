@@ -11,6 +11,7 @@ import { useSharedResponseCache } from './caching/response-cache.js';
 import { introspectionMode, type GatewayConfig } from './config.js';
 import { useIncrementalDelivery } from './execution/defer.js';
 import { createOperationReader, viewerOf } from './execution/operation.js';
+import { namesOverrideLabels, requestOverrideLabels } from './execution/progressive-override.js';
 import { useQueryPlanInspection, useResultCompletion } from './execution/query-planner.js';
 import { withSharedSubgraphHooks } from './execution/subgraph-hooks.js';
 import { useInputLimits } from './limits/input.js';
@@ -151,7 +152,8 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
           const policy = cacheControl.policyOf(request);
           return policy?.scope === 'PUBLIC' ? policy.maxAge : 0;
         },
-        cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request),
+        // Not for a request that turns override labels on (progressive-override.ts): the other side's answer.
+        cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request) && !namesOverrideLabels(request, config.OVERRIDE_LABELS_HEADER),
         mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
       }),
       // Times the execution itself, reporting the cost the limits measured.
@@ -169,7 +171,7 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       useReadinessReport(readinessEndpoint, subgraphCalls.states),
       useResponseHeaders(),
       // Last, so that it shares the subscribe function every other plugin has settled on.
-      useSubscriptionSharing(),
+      useSubscriptionSharing(requestOverrideLabels({ header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM })),
     ]),
   ];
 }

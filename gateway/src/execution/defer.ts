@@ -6,6 +6,7 @@ import { handleFederationSupergraph, type UnifiedGraphHandlerResult } from '@gra
 import { executorFromSchema } from '@graphql-tools/executor';
 import { GraphQLDeferDirective, GraphQLStreamDirective, type Executor } from '@graphql-tools/utils';
 import { ErrorCode } from '@ordergraph/core';
+import { hasLabelledOverride } from './progressive-override.js';
 import { BREAK, GraphQLError, GraphQLSchema, Kind, visit, type DirectiveNode, type DocumentNode, type ValidationRule } from 'graphql';
 
 /**
@@ -70,11 +71,35 @@ export const unifiedGraphHandlerWithDefer: UnifiedGraphHandler = async (options)
   const planned = rust.executor!;
   let stitched: Executor | undefined;
   const incremental = (): Executor => (stitched ??= executorFromSchema(handleFederationSupergraph(options).unifiedGraph));
+  // The JavaScript planner serves no labelled @override consistently (progressive-override.ts): with one in the
+  // supergraph, a deferred operation is planned by the Rust planner like any other, and answered whole.
+  const whole = hasLabelledOverride(options.getUnifiedGraphSDL());
   return withIncrementalDirectives({
     ...rust,
-    executor: (request) => (deliversIncrementally(request.document, request.variables) ? incremental()(request) : planned(request)),
+    executor: (request) =>
+      !deliversIncrementally(request.document, request.variables)
+        ? planned(request)
+        : whole
+          ? planned({ ...request, document: withoutDefer(request.document) } as typeof request)
+          : incremental()(request),
   });
 };
+
+const undeferred = new WeakMap<DocumentNode, DocumentNode>();
+
+/**
+ * The document with every @defer taken out, its fragments inlined where they stand: the same selections, answered
+ * at once (a server may deliver deferred fields in the initial answer). One per document, as the Rust planner's
+ * plan cache keys on the document object.
+ */
+function withoutDefer(document: DocumentNode): DocumentNode {
+  let stripped = undeferred.get(document);
+  if (!stripped) {
+    stripped = visit(document, { Directive: (node) => (node.name.value === 'defer' ? null : undefined) });
+    undeferred.set(document, stripped);
+  }
+  return stripped;
+}
 
 /** The JavaScript planner (QUERY_PLANNER=js), its schema declaring @defer and @stream as the Rust one's does. */
 export const federationHandlerWithDefer: UnifiedGraphHandler = (options) => withIncrementalDirectives(handleFederationSupergraph(options));

@@ -196,11 +196,11 @@ class SharedStream {
 }
 
 /**
- * Subscribers whose operation, variables and visibility (policy.ts) are the same share one stream, and one upstream
- * subscription. Each still passes every plugin on its own (auth, limits, rate limits) and keeps its own deadline,
- * back-pressure and transport; only the execution is shared. Streams of a previous supergraph are never joined.
+ * Subscribers whose operation, variables, visibility (policy.ts) and override labels are the same share one stream,
+ * and one upstream subscription. Each still passes every plugin on its own (auth, limits, rate limits) and keeps its
+ * own deadline, back-pressure and transport; only the execution is shared. Streams of a previous supergraph are never joined.
  */
-export function useSubscriptionSharing(): GatewayPlugin {
+export function useSubscriptionSharing(overrideLabelsOf: (context: unknown) => ReadonlySet<string> = () => new Set()): GatewayPlugin {
   const streamsBySchema = new WeakMap<GraphQLSchema, Map<string, SharedStream>>();
   const streamsOf = (schema: GraphQLSchema) => {
     let streams = streamsBySchema.get(schema);
@@ -211,7 +211,9 @@ export function useSubscriptionSharing(): GatewayPlugin {
     onSubscribe({ subscribeFn, setSubscribeFn }) {
       setSubscribeFn(async (args: ExecutionArgs) => {
         const context = args.contextValue as CallerContext & Record<string, unknown>;
-        const key = [printedOnce(args.document), args.operationName ?? '', JSON.stringify(args.variableValues ?? {}), visibilityOf(viewerOf(context))].join('|');
+        // The override labels a subscriber turns on choose the subgraphs its stream is planned on (progressive-override.ts).
+        const labels = [...overrideLabelsOf(context)].sort().join(',');
+        const key = [printedOnce(args.document), args.operationName ?? '', JSON.stringify(args.variableValues ?? {}), visibilityOf(viewerOf(context)), labels].join('|');
         const streams = streamsOf(args.schema);
         let stream = streams.get(key);
         if (stream) {
