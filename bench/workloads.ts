@@ -1,17 +1,8 @@
 // Workloads whose requests differ from one to the next: which variant each request carries, drawn at random, and how
 // its response is checked against that variant's own answer. Pure (no I/O), so that a test can hold it to both.
 
-/** mulberry32: a small seeded PRNG, so that every gateway is sent the same sequence of draws. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Every gateway is sent the same sequence of draws: the seed's own PRNG.
+export { seededRandom } from '@ordergraph/seed';
 
 /** `count` of `list`'s items (all of them if it holds no more), chosen by `random`, in the list's order. */
 export function sample<T>(list: readonly T[], count: number, random: () => number): T[] {
@@ -123,12 +114,8 @@ export class OrderWrites {
 
   /** Checks a write's answer (status, lines, and the order it names) and returns the order to the pool if it may change again. */
   settle(write: Write, body: string): Outcome {
-    let response: GraphQLResponse;
-    try {
-      response = JSON.parse(body) as GraphQLResponse;
-    } catch {
-      return 'differs';
-    }
+    const response = parsed(body);
+    if (!response) return 'differs';
     if (response.errors) return 'errors';
     const order = response.data?.[{ create: 'createOrder', update: 'updateOrder', cancel: 'cancelOrder' }[write.op]] as WrittenOrder | undefined;
     if (!order || typeof order.id !== 'string') return 'differs';
@@ -174,14 +161,19 @@ export function expectationOf(shape: Shape, answer: string): Expectation {
   return shape.stable ? { stable: JSON.stringify(shape.stable(JSON.parse(answer) as GraphQLResponse)), project: shape.stable } : { exact: answer };
 }
 
+/** A response body as JSON; undefined when it is not JSON (a body that differs from any answer). */
+function parsed(body: string): GraphQLResponse | undefined {
+  try {
+    return JSON.parse(body) as GraphQLResponse;
+  } catch {
+    return undefined;
+  }
+}
+
 export function checkResponse(expectation: Expectation, body: string): Outcome {
   if ('exact' in expectation) return body === expectation.exact ? 'same' : 'differs';
-  let response: GraphQLResponse;
-  try {
-    response = JSON.parse(body) as GraphQLResponse;
-  } catch {
-    return 'differs';
-  }
+  const response = parsed(body);
+  if (!response) return 'differs';
   if (response.errors) return 'errors';
   return JSON.stringify(expectation.project(response)) === expectation.stable ? 'same' : 'differs';
 }

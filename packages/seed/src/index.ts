@@ -39,8 +39,8 @@ export const SEED_COUNTS = { users: 100, products: 200, orders: 1000 } as const;
 export const SEED_ADMIN_LOCAL_ID = 'user-0000';
 export const SEED_USER_LOCAL_ID = 'user-0001';
 
-/** mulberry32: a tiny seeded PRNG, so every run produces the same data. */
-function random(seed: number): () => number {
+/** mulberry32: a tiny seeded PRNG, so every run produces the same data (and the benchmark the same draws). */
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -65,7 +65,7 @@ let cached: SeedData | undefined;
 
 export function seedData(): SeedData {
   if (cached) return cached;
-  const next = random(20261121);
+  const next = seededRandom(20261121);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
 
   const users: SeedUser[] = Array.from({ length: SEED_COUNTS.users }, (_, i) => {
