@@ -132,7 +132,7 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       ),
       // Nesting, tokens and the expanded size while parsing; directives and repeats before validation; complexity just
       // before execution, when the variables are known.
-      useOperationLimits(operationLimits, measuredCosts),
+      useOperationLimits(operationLimits, measuredCosts, readOperation.parse),
       // Charged what the complexity limit measured, so after it.
       ...(config.RATE_LIMIT_COST_PER_WINDOW > 0
         ? [

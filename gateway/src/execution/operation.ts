@@ -14,25 +14,31 @@ export interface RequestOperation {
 }
 
 /** Undefined when the document does not parse or names no single operation to run (execution will then fail). */
-export type OperationReader = (params: GraphQLParams) => RequestOperation | undefined;
+export type OperationReader = ((params: GraphQLParams) => RequestOperation | undefined) & {
+  /** The parse itself, through the same cache: Yoga's parse function, so each new text is parsed and measured once. */
+  parse(source: string): DocumentNode;
+};
 
-// Each distinct document text is parsed once, by the same token-limited parser Yoga uses.
-export function createOperationReader(parse: (source: string) => DocumentNode): OperationReader {
+// Each distinct document text is parsed once, by the bounded parser Yoga uses too (limits/operation-limits.ts).
+export function createOperationReader(parseSource: (source: string) => DocumentNode): OperationReader {
   const documents = createLRUCache<DocumentNode>({ max: 1000 });
-  return ({ query, operationName }) => {
+  const parse = (source: string): DocumentNode => {
+    let document = documents.get(source);
+    if (!document) documents.set(source, (document = parseSource(source)));
+    return document;
+  };
+  const read = ({ query, operationName }: GraphQLParams) => {
     if (!query) return undefined;
-    let document = documents.get(query);
-    if (!document) {
-      try {
-        document = parse(query);
-      } catch {
-        return undefined;
-      }
-      documents.set(query, document);
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch {
+      return undefined;
     }
     const operation = getOperationAST(document, operationName);
     return operation ? { document, operation } : undefined;
   };
+  return Object.assign(read, { parse });
 }
 
 /**

@@ -337,8 +337,11 @@ export type MeasuredCosts = WeakMap<object, number>;
 // duplicated fields, which need no expansion, in a first validation pass of their own (before graphql-js validates the
 // document against the schema); complexity just before execution (it depends on variables, and Yoga caches validation results per document, so a
 // variable-dependent rule must not live in validation).
-export function useOperationLimits(limits: OperationLimits, measured: MeasuredCosts = new WeakMap()): GatewayPlugin {
-  const parseDocument = limitedParser(limits);
+export function useOperationLimits(
+  limits: OperationLimits,
+  measured: MeasuredCosts = new WeakMap(),
+  parseDocument: (source: string) => DocumentNode = limitedParser(limits),
+): GatewayPlugin {
   const shapeRules = [
     maxDirectivesPerFieldRule(limits.maxDirectivesPerField),
     maxDuplicateFieldsRule(limits.maxDuplicateFields),
