@@ -56,3 +56,24 @@ for (const shape of SHAPES) {
     }
   });
 }
+
+describe('a document that explodes only when its fragments are expanded, on a supergraph of other shapes', () => {
+  let served: ServedShape;
+  beforeAll(async () => {
+    served = await serveShape(SHAPES[0]!);
+  });
+  afterAll(async () => {
+    await served?.stop();
+  });
+
+  it('is refused for every caller before any subgraph is asked', async () => {
+    const levels = 40;
+    const fragments = Array.from({ length: levels }, (_, i) => `fragment f${i} on Query { ...f${i + 1} ...f${i + 1} }`).join(' ');
+    const bomb = `{ ...f0 } ${fragments} fragment f${levels} on Query { __typename }`;
+    take(served);
+    for (const bearer of [undefined, tokens.USER, tokens.ADMIN]) {
+      expect(await answer(served.gateway, bomb, bearer)).toEqual({ data: undefined, errorCodes: ['FIELD_LIMIT_EXCEEDED'] });
+    }
+    expect(Object.values(take(served)).flat()).toEqual([]);
+  });
+});
