@@ -1,8 +1,9 @@
-// @defer through the gateway over real HTTP: answered in multipart/mixed parts (deferSpec=20220824) on both planners,
-// read by Apollo Client 4, with deferred fields from other subgraphs, limits, authorization and tracing as for any
-// other operation; a client that cannot read parts is refused before anything is fetched.
-import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
-import { Defer20220824Handler } from '@apollo/client/incremental';
+// @defer and @stream through the gateway over real HTTP: answered in multipart/mixed parts on both planners, in the
+// format the Accept header prefers (deferSpec=20220824 or the current incrementalSpec=v0.2), read by Apollo Client 4's
+// own handlers for each, with deferred fields from other subgraphs, limits, authorization and tracing as for any other
+// operation; a client that cannot read parts is refused before anything is fetched.
+import { ApolloClient, HttpLink, InMemoryCache, NetworkStatus, gql } from '@apollo/client';
+import { Defer20220824Handler, GraphQL17Alpha9Handler } from '@apollo/client/incremental';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { graphql, stream, token, withoutRequestIds, wsClient } from '@ordergraph/testkit';
@@ -14,10 +15,15 @@ const aliceId = toGlobalId('User', 'user-0001');
 /** What Apollo Client 4's HttpLink sends for an operation with @defer (its Defer20220824Handler). */
 const DEFER_ACCEPT = 'multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9';
 
+type Errors = { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
+
+/** A part in either format: 2022-08-24's `incremental` entries carry a `path`, the current format's an `id`. */
 interface Part {
   data?: Record<string, any> | null;
-  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
-  incremental?: { data: Record<string, any> | null; path: (string | number)[]; errors?: Part['errors'] }[];
+  errors?: Errors;
+  pending?: { id: string; path: (string | number)[]; label?: string }[];
+  incremental?: { id?: string; data?: Record<string, any> | null; items?: unknown[] | null; path?: (string | number)[]; label?: string; errors?: Errors }[];
+  completed?: { id: string; errors?: Errors }[];
   extensions?: Record<string, any>;
   hasNext: boolean;
 }
@@ -56,6 +62,50 @@ async function post(url: string, query: string, options: { token?: string; accep
       ...(part.incremental ? { incremental: part.incremental.map((entry) => withoutRequestIds(entry, response.headers)) } : {}),
     }));
   return { status: response.status, contentType, parts };
+}
+
+/** An answer in parts put back together, in either format: what a client of it ends with. */
+function assembled(parts: Part[]): { data: Record<string, any>; errors: Errors } {
+  const data = structuredClone(parts[0]!.data ?? {});
+  const errors: Errors = [...(parts[0]!.errors ?? [])];
+  const pending = new Map<string, (string | number)[]>();
+  const at = (path: (string | number)[]) => path.reduce<any>((value, key) => value[key], data);
+  for (const part of parts) {
+    for (const { id, path } of part.pending ?? []) pending.set(id, path);
+    for (const entry of part.incremental ?? []) {
+      const path = entry.id !== undefined ? pending.get(entry.id)! : entry.items ? entry.path!.slice(0, -1) : entry.path!;
+      if (entry.items) at(path).push(...entry.items);
+      else Object.assign(at(path), entry.data);
+      errors.push(...(entry.errors ?? []));
+    }
+    for (const entry of part.completed ?? []) errors.push(...(entry.errors ?? []));
+  }
+  return { data, errors };
+}
+
+/** Watches a query through Apollo Client 4 with an incremental handler, until its last part is in (network status ready). */
+async function watched(url: string, token: string, handler: Defer20220824Handler | GraphQL17Alpha9Handler, query: string, variables: Record<string, unknown>) {
+  const client = new ApolloClient({ link: new HttpLink({ uri: url, headers: { authorization: `Bearer ${token}` } }), cache: new InMemoryCache(), incrementalHandler: handler });
+  const seen: { dataState: string; networkStatus: NetworkStatus; data: any }[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const subscription = client.watchQuery({ query: gql(query), variables }).subscribe({
+        next: (result) => {
+          // The cache adds __typename where the query did not ask for it.
+          seen.push({ dataState: result.dataState, networkStatus: result.networkStatus, data: JSON.parse(JSON.stringify(result.data ?? null, (key, value) => (key === '__typename' ? undefined : value))) });
+          if (result.error || result.networkStatus === NetworkStatus.ready) {
+            subscription.unsubscribe();
+            if (result.error) reject(result.error);
+            else resolve();
+          }
+        },
+        error: reject,
+      });
+    });
+  } finally {
+    client.stop();
+  }
+  return seen;
 }
 
 describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
@@ -101,47 +151,16 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     expect(incremental[0]!.data!['orders'][0].items[0].product.name).toEqual(expect.any(String));
   });
 
-  it('is read by Apollo Client 4 (HttpLink with the Defer20220824Handler): first the order, then its deferred fields merged in', async () => {
-    const client = new ApolloClient({
-      link: new HttpLink({ uri: supergraph.url, headers: { authorization: `Bearer ${admin}` } }),
-      cache: new InMemoryCache(),
-      incrementalHandler: new Defer20220824Handler(),
-    });
-    try {
-      const query = gql`
-        query DeferredOrder($id: ID!) {
-          order(id: $id) {
-            id
-            status
-            ... @defer {
-              user { id name }
-              items { product { id name } }
-            }
-          }
-        }
-      `;
-      const seen: { dataState: string; data: unknown }[] = [];
-      await new Promise<void>((resolve, reject) => {
-        const subscription = client.watchQuery({ query, variables: { id: orderId } }).subscribe({
-          next: (result) => {
-            seen.push({ dataState: result.dataState, data: result.data });
-            if (result.dataState === 'complete') {
-              subscription.unsubscribe();
-              resolve();
-            }
-          },
-          error: reject,
-        });
-      });
-      const streaming = seen.find((result) => result.dataState === 'streaming');
-      expect(streaming?.data).toMatchObject({ order: { id: orderId, status: expect.any(String) } });
-      expect((streaming?.data as { order: Record<string, unknown> }).order['user']).toBeUndefined();
-      expect(seen.at(-1)!.data).toMatchObject({
-        order: { id: orderId, user: { name: expect.any(String) }, items: expect.arrayContaining([expect.objectContaining({ product: expect.objectContaining({ name: expect.any(String) }) })]) },
-      });
-    } finally {
-      client.stop();
-    }
+  it.each([
+    ['Defer20220824Handler', () => new Defer20220824Handler()],
+    ['GraphQL17Alpha9Handler (the current format)', () => new GraphQL17Alpha9Handler()],
+  ])('is read by Apollo Client 4 with its %s: first the order, then its deferred fields merged in', async (_name, handler) => {
+    const query = `query DeferredOrder($id: ID!) { order(id: $id) { id status ... @defer { user { id name } items { product { id name } } } } }`;
+    const seen = await watched(supergraph.url, admin, handler(), query, { id: orderId });
+    const streaming = seen.find((result) => result.dataState === 'streaming');
+    expect(streaming?.data).toEqual({ order: { id: orderId, status: expect.any(String) } });
+    const whole = await graphql(supergraph.url, query.replace(' @defer', ''), { token: admin, variables: { id: orderId } });
+    expect(seen.at(-1)!.data).toEqual(whole.body.data);
   });
 
   it('answers in parts over graphql-ws too: each part a `next` message', async () => {
@@ -171,16 +190,6 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
       expect(response.headers.get('age')).toBeNull();
       expect(await response.text()).toContain('"incremental"');
     }
-  });
-
-  it('refuses @stream at validation (400 GRAPHQL_VALIDATION_FAILED), asking no subgraph: none serves it', async () => {
-    const before = await supergraph.subgraphRequests();
-    const answer = await post(supergraph.url, `{ products(limit: 3) @stream(initialCount: 1) { id } }`);
-    expect(answer.status).toBe(400);
-    expect(answer.parts[0]!.errors).toEqual([
-      expect.objectContaining({ message: expect.stringContaining('@stream is not supported'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }),
-    ]);
-    expect(await supergraph.subgraphRequests()).toBe(before);
   });
 
   it('holds a deferred operation to the depth limit: 400 DEPTH_LIMIT_EXCEEDED, nothing fetched', async () => {
@@ -220,7 +229,7 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
 
   it('refuses, before anything is fetched, a deferred operation from a client that does not accept parts (406 NOT_ACCEPTABLE)', async () => {
     const before = await supergraph.subgraphRequests();
-    for (const accept of ['application/json', 'application/graphql-response+json', 'multipart/mixed;incrementalSpec=v0.2']) {
+    for (const accept of ['application/json', 'application/graphql-response+json', 'multipart/mixed;incrementalSpec=v0.3']) {
       const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { total } } }`, { token: admin, accept, variables: { id: orderId } });
       expect(answer.status).toBe(406);
       expect(answer.parts[0]!.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'NOT_ACCEPTABLE' }) })]);
@@ -261,6 +270,48 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     const resolvers = last.extensions?.['tracing'].execution.resolvers as { path: (string | number)[]; parentType: string; fieldName: string }[];
     expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['order', 'user', 'name'], fieldName: 'name' })]));
     expect(resolvers).toEqual(expect.arrayContaining([expect.objectContaining({ parentType: 'Subgraph', fieldName: 'users' })]));
+  });
+
+  it('answers in the current format (incrementalSpec=v0.2) when the Accept prefers it: pending with the first part, delivered by id, completed', async () => {
+    const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer(label: "who") { user { name } } } }`, {
+      token: admin,
+      accept: 'multipart/mixed;incrementalSpec=v0.2,application/graphql-response+json,application/json;q=0.9',
+      variables: { id: orderId },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.contentType).toMatch(/^multipart\/mixed; ?boundary=.*incrementalSpec=v0\.2/);
+    expect(answer.parts[0]).toEqual({ data: { order: { id: orderId } }, pending: [{ id: '0', path: ['order'], label: 'who' }], hasNext: true });
+    expect(answer.parts.slice(1)).toEqual([{ incremental: [{ id: '0', data: { user: { name: expect.any(String) } } }], completed: [{ id: '0' }], hasNext: false }]);
+  });
+
+  it.each([
+    ['20220824', DEFER_ACCEPT],
+    ['v0.2', 'multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9'],
+  ])('streams a list (@stream) in the %s format: its first items at once, the others later, the whole list in the end', async (_format, accept) => {
+    const query = `query ($id: ID!) { order(id: $id) { id items @stream(initialCount: 1) { quantity product { id name } } } }`;
+    const before = await supergraph.subgraphRequests();
+    const answer = await post(supergraph.url, query, { token: admin, accept, variables: { id: orderId } });
+    // The subgraphs are asked as for the whole list (none serves @stream): orders once, catalog once for the products.
+    expect(await supergraph.subgraphRequests()).toBeLessThanOrEqual(before + 2);
+    expect(answer.status).toBe(200);
+    expect(answer.parts[0]!.data!['order'].items).toHaveLength(1);
+    expect(answer.parts.length).toBeGreaterThan(1);
+    const whole = await graphql(supergraph.url, query.replace(' @stream(initialCount: 1)', ''), { token: admin, variables: { id: orderId } });
+    expect(whole.body.data!['order'].items.length).toBeGreaterThan(1);
+    expect(assembled(answer.parts)).toEqual({ data: whole.body.data, errors: [] });
+  });
+
+  it.each([
+    ['Defer20220824Handler', () => new Defer20220824Handler()],
+    ['GraphQL17Alpha9Handler', () => new GraphQL17Alpha9Handler()],
+  ])('streams a root list read by Apollo Client 4 with its %s, to the same list as a whole answer', async (_name, handler) => {
+    const query = `query Streamed { products(limit: 5) @stream(initialCount: 2) { id name price } }`;
+    const seen = await watched(supergraph.url, admin, handler(), query, {});
+    const whole = await graphql(supergraph.url, query.replace(' @stream(initialCount: 2)', ''), { token: admin });
+    expect(whole.body.data!['products']).toHaveLength(5);
+    expect(seen.at(-1)!.data).toEqual(whole.body.data);
+    // Before the end, Apollo Client showed the list as streaming, with fewer items.
+    expect(seen.some((result) => result.networkStatus === NetworkStatus.streaming && result.data?.products?.length < 5)).toBe(true);
   });
 
   // Last: it stops a subgraph.
