@@ -44,8 +44,7 @@ export function useIntrospectionPolicy(mode: IntrospectionMode): GatewayPlugin<V
 
 /**
  * Directives of federation's own specs, linked into the supergraph for the gateway to enforce or read (authorization,
- * demand control, composition): type-system directives no client operation can use. `@stream` goes too: the runtime
- * declares it with `@defer`, but the gateway refuses it (defer.ts).
+ * demand control, composition): type-system directives no client operation can use.
  */
 const FEDERATION_DIRECTIVES = new Set(['authenticated', 'requiresScopes', 'policy', 'cost', 'listSize', 'inaccessible', 'tag', 'link', 'context', 'fromContext']);
 /** A type of a linked spec is named with the spec's prefix: `requiresScopes__Scope`, `policy__Policy`, `join__Graph`. */
@@ -61,7 +60,7 @@ function apiSchemaOf(schema: GraphQLSchema): GraphQLSchema {
     api = new GraphQLSchema({
       ...config,
       types: config.types.filter((type) => !isSpecType(type.name)),
-      directives: config.directives.filter((directive) => !FEDERATION_DIRECTIVES.has(directive.name) && !isSpecType(directive.name) && directive.name !== 'stream'),
+      directives: config.directives.filter((directive) => !FEDERATION_DIRECTIVES.has(directive.name) && !isSpecType(directive.name)),
     });
     apiSchemas.set(schema, api);
   }
