@@ -1,0 +1,201 @@
+// The MCP door (MCP=on): the trusted documents of a manifest as tools, over MCP's Streamable HTTP transport, reached
+// with the SDK's own Client on the real supergraph. Tools listed and callable by what the caller's token grants, a call
+// answered as the same document over /graphql is, rate-limited in the same bucket, a refusal as an MCP error, no token
+// refused, tools following a manifest reload, and no door at all when MCP is off.
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toGlobalId } from '@ordergraph/core';
+import { graphql, readCounter, token, waitFor } from '@ordergraph/testkit';
+import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+
+interface Entry {
+  id: string;
+  name: string;
+  type: 'query' | 'mutation' | 'subscription';
+  body: string;
+  description?: string;
+}
+
+// One document any signed-in user may call (its fields are @authenticated), one anyone may, two that need the admin
+// scope, and two that are not offered: a subscription, and the first document again under another id.
+const userOrders = `# A user's orders, newest first: the user themself or an administrator.
+query UserOrders($id: ID!, $limit: Int = 3) { user(id: $id) { id name orders(limit: $limit) { id status total } } }`;
+const productById = 'query ProductById($id: ID!) { product(id: $id) { id name price } }';
+const listUsers = 'query ListUsers($filter: UserFilter, $limit: Int!) { users(filter: $filter, limit: $limit) { id email role } }';
+const createProduct = 'mutation CreateProduct($input: CreateProductInput!) { createProduct(input: $input) { id name } }';
+const expensive = 'query BulkSearch { products(limit: 2) { id } }';
+const entries: Entry[] = [
+  { id: 'user-orders', name: 'UserOrders', type: 'query', body: userOrders },
+  { id: 'user-orders-v2', name: 'UserOrders', type: 'query', body: userOrders },
+  { id: 'product', name: 'ProductById', type: 'query', body: productById },
+  { id: 'list-users', name: 'ListUsers', type: 'query', body: listUsers, description: 'Users, oldest first (administrators only).' },
+  { id: 'create-product', name: 'CreateProduct', type: 'mutation', body: createProduct },
+  { id: 'bulk-search', name: 'BulkSearch', type: 'query', body: expensive },
+  { id: 'new-orders', name: 'NewOrders', type: 'subscription', body: 'subscription NewOrders { newOrderCreated { id } }' },
+];
+
+function writeManifest(path: string, operations: readonly Entry[]) {
+  writeFileSync(`${path}.tmp`, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations }));
+  renameSync(`${path}.tmp`, path);
+}
+
+const mcpUrl = (graphqlUrl: string) => new URL('/mcp', graphqlUrl);
+
+/** A connected SDK client, with this bearer token on every request (none: no Authorization header). */
+async function connect(url: string, bearer?: string): Promise<Client> {
+  const client = new Client({ name: 'ordergraph-e2e', version: '1.0.0' });
+  const headers: Record<string, string> = bearer ? { authorization: `Bearer ${bearer}` } : {};
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl(url), { requestInit: { headers } }));
+  return client;
+}
+
+const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+
+let supergraph: Supergraph;
+let dir: string;
+let manifest: string;
+let userToken: string;
+let adminToken: string;
+const userId = toGlobalId('User', 'user-0001');
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ordergraph-mcp-'));
+  manifest = join(dir, 'manifest.json');
+  writeManifest(manifest, entries);
+  supergraph = await startSupergraph({
+    redis: true,
+    gatewayEnv: {
+      MCP: 'on',
+      PERSISTED_QUERIES_MANIFEST: manifest,
+      PERSISTED_QUERIES_MANIFEST_POLL_MS: '50',
+      RATE_LIMIT_EXPENSIVE_OPERATIONS: 'BulkSearch',
+      RATE_LIMIT_EXPENSIVE_MAX: '2',
+    },
+  });
+  [userToken, adminToken] = await Promise.all([token('USER', 'user-0001'), token('ADMIN', 'user-0000')]);
+});
+afterAll(async () => {
+  await supergraph?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the MCP door', () => {
+  it('lists to a USER the tools its token allows, and to an ADMIN the admin tools besides', async () => {
+    const user = await connect(supergraph.url, userToken);
+    const admin = await connect(supergraph.url, adminToken);
+    expect(await names(user)).toEqual(['BulkSearch', 'ProductById', 'UserOrders']);
+    expect(await names(admin)).toEqual(['BulkSearch', 'CreateProduct', 'ListUsers', 'ProductById', 'UserOrders']);
+    await Promise.all([user.close(), admin.close()]);
+  });
+
+  it('describes each tool: its description, its variables as JSON Schema against the served schema, read-only or not', async () => {
+    const admin = await connect(supergraph.url, adminToken);
+    const tools = new Map((await admin.listTools()).tools.map((tool) => [tool.name, tool]));
+    expect(tools.get('UserOrders')).toMatchObject({
+      description: "A user's orders, newest first: the user themself or an administrator.",
+      inputSchema: {
+        type: 'object',
+        properties: { id: { type: 'string' }, limit: { type: 'integer', default: 3 } },
+        required: ['id'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true },
+    });
+    expect(tools.get('ListUsers')?.description).toBe('Users, oldest first (administrators only).');
+    const input = tools.get('CreateProduct')!.inputSchema.properties!['input'] as { type: string; required: string[]; properties: Record<string, unknown> };
+    expect(input).toMatchObject({ type: 'object', required: ['name', 'price'], additionalProperties: false });
+    expect(input.properties['imageUrl']).toMatchObject({ type: 'string', format: 'uri' });
+    expect(tools.get('CreateProduct')).toMatchObject({ description: 'The trusted mutation CreateProduct.', annotations: { readOnlyHint: false, destructiveHint: true } });
+    await admin.close();
+  });
+
+  it('answers a call as the same document over /graphql answers it', async () => {
+    const user = await connect(supergraph.url, userToken);
+    const result = (await user.callTool({ name: 'UserOrders', arguments: { id: userId, limit: 2 } })) as CallToolResult;
+    const direct = await graphql(supergraph.url, userOrders, { token: userToken, variables: { id: userId, limit: 2 } });
+    expect(direct.body.data!['user'].orders).toHaveLength(2);
+    expect(result.isError).toBe(false);
+    expect(result.structuredContent).toEqual(direct.body);
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(direct.body);
+    await user.close();
+  });
+
+  it('refuses a USER calling an ADMIN tool with an MCP error naming what it requires, and runs nothing', async () => {
+    const user = await connect(supergraph.url, userToken);
+    const before = await readCounter(supergraph.url.replace('/graphql', '/metrics'), 'graphql_request_duration_seconds_count', { operation: 'CreateProduct' });
+    const refusal = await user.callTool({ name: 'CreateProduct', arguments: { input: { name: 'Agent lamp', price: 10 } } }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(McpError);
+    expect(refusal).toMatchObject({ code: -32602, data: { code: 'FORBIDDEN' } });
+    expect((refusal as McpError).message).toContain('Tool CreateProduct requires scopes admin');
+    expect(await readCounter(supergraph.url.replace('/graphql', '/metrics'), 'graphql_request_duration_seconds_count', { operation: 'CreateProduct' })).toBe(before);
+    // The connection is still good for what the token allows.
+    expect((await user.callTool({ name: 'ProductById', arguments: { id: toGlobalId('Product', 'product-0001') } })).isError).toBe(false);
+    const unknown = await user.callTool({ name: 'DropEverything', arguments: {} }).catch((error: unknown) => error);
+    expect(unknown).toMatchObject({ code: -32602, data: { code: 'NOT_FOUND' } });
+    await user.close();
+  });
+
+  it('lets the GraphQL pipeline refuse a call: the rate limit counts MCP calls and /graphql requests in one bucket', async () => {
+    const user = await connect(supergraph.url, userToken);
+    expect((await user.callTool({ name: 'BulkSearch', arguments: {} })).isError).toBe(false);
+    const direct = await fetch(supergraph.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${userToken}` },
+      body: JSON.stringify({ documentId: 'bulk-search' }),
+    });
+    expect(direct.status).toBe(200);
+    const limited = (await user.callTool({ name: 'BulkSearch', arguments: {} })) as CallToolResult;
+    expect(limited.isError).toBe(true);
+    expect(limited.structuredContent).toMatchObject({ errors: [{ extensions: { code: 'RATE_LIMITED' } }] });
+    // Another user's bucket is untouched.
+    const other = await connect(supergraph.url, await token('USER', 'user-0002'));
+    expect((await other.callTool({ name: 'BulkSearch', arguments: {} })).isError).toBe(false);
+    await Promise.all([user.close(), other.close()]);
+  });
+
+  it('refuses a client without a token (401, WWW-Authenticate: Bearer), and one with a bad token', async () => {
+    // The SDK's StreamableHTTPError carries the HTTP status as its code.
+    await expect(connect(supergraph.url)).rejects.toMatchObject({ code: 401 });
+    await expect(connect(supergraph.url, 'not-a-token')).rejects.toMatchObject({ code: 401 });
+    const response = await fetch(mcpUrl(supergraph.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await response.json()).toMatchObject({ errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] });
+  });
+
+  it('follows a manifest reload: a new document becomes a tool without a restart', async () => {
+    const admin = await connect(supergraph.url, adminToken);
+    writeManifest(manifest, [...entries, { id: 'product-price', name: 'ProductPrice', type: 'query', body: 'query ProductPrice($id: ID!) { product(id: $id) { price } }' }]);
+    await waitFor(async () => (await names(admin)).includes('ProductPrice'), 'the reloaded manifest');
+    const result = (await admin.callTool({ name: 'ProductPrice', arguments: { id: toGlobalId('Product', 'product-0001') } })) as CallToolResult;
+    expect(result.structuredContent).toEqual({ data: { product: { price: expect.any(Number) } } });
+    await admin.close();
+  });
+});
+
+describe('MCP off (the default)', () => {
+  let off: Supergraph;
+  beforeAll(async () => {
+    off = await startSupergraph({ gatewayEnv: { PERSISTED_QUERIES_MANIFEST: manifest } });
+  });
+  afterAll(() => off?.stop());
+
+  it('has no door: /mcp is 404, for the SDK client as for a plain POST', async () => {
+    await expect(connect(off.url, adminToken)).rejects.toMatchObject({ code: 404 });
+    const response = await fetch(mcpUrl(off.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}`, accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(404);
+  });
+});
