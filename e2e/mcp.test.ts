@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
+import { composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/composition';
 import { graphql, readCounter, token, waitFor } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
@@ -58,6 +59,7 @@ const names = async (client: Client) => (await client.listTools()).tools.map((to
 
 let supergraph: Supergraph;
 let dir: string;
+let supergraphPath: string;
 let manifest: string;
 let userToken: string;
 let adminToken: string;
@@ -69,7 +71,9 @@ beforeAll(async () => {
   writeManifest(manifest, entries);
   supergraph = await startSupergraph({
     redis: true,
+    supergraphFile: (supergraphPath = join(dir, 'supergraph.graphql')),
     gatewayEnv: {
+      SUPERGRAPH_POLL_INTERVAL: '50',
       MCP: 'on',
       PERSISTED_QUERIES_MANIFEST: manifest,
       PERSISTED_QUERIES_MANIFEST_POLL_MS: '50',
@@ -179,6 +183,33 @@ describe('the MCP door', () => {
     const result = (await admin.callTool({ name: 'ProductPrice', arguments: { id: toGlobalId('Product', 'product-0001') } })) as CallToolResult;
     expect(result.structuredContent).toEqual({ data: { product: { price: expect.any(Number) } } });
     await admin.close();
+  });
+});
+
+describe('tools on a reloaded supergraph', () => {
+  /** The repository's subgraphs composed again, `Query.product` made admin-only in catalog's schema. */
+  function deployAdminOnlyProduct() {
+    const sources = readSupergraphConfig().map((source) =>
+      source.name === 'catalog' ? { ...source, typeDefs: source.typeDefs.replace('product(id: ID!): Product', 'product(id: ID!): Product @requiresScopes(scopes: [["admin"]])') } : source,
+    );
+    if (sources.every((source, i) => source.typeDefs === readSupergraphConfig()[i]!.typeDefs)) throw new Error("catalog's Query.product is no longer where this test expects it");
+    writeSupergraph(supergraphPath, composeSupergraph(sources, supergraph.subgraphs));
+  }
+
+  it('follows the requirements of the supergraph being served: a field made admin-only takes its tools from USER callers', async () => {
+    const user = await connect(supergraph.url, userToken);
+    const admin = await connect(supergraph.url, adminToken);
+    expect(await names(user)).toContain('ProductById');
+    deployAdminOnlyProduct();
+    try {
+      await waitFor(async () => !(await names(user)).includes('ProductById'), 'the reloaded supergraph');
+      expect(await names(admin)).toContain('ProductById');
+      await expect(user.callTool({ name: 'ProductById', arguments: { id: toGlobalId('Product', 'product-0001') } })).rejects.toMatchObject({ data: { code: 'FORBIDDEN' } });
+    } finally {
+      writeSupergraph(supergraphPath, supergraph.sdl);
+    }
+    await waitFor(async () => (await names(user)).includes('ProductById'), 'the first supergraph again');
+    await Promise.all([user.close(), admin.close()]);
   });
 });
 
