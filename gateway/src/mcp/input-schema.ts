@@ -82,7 +82,10 @@ class Definitions {
   private readonly recursive = new Set<string>();
 
   scalar(type: GraphQLScalarType): JsonSchema {
-    const known = BUILT_IN.get(type) ?? BY_SCALAR_NAME[type.name];
+    // A built-in's description says what its JSON type already does.
+    const builtIn = BUILT_IN.get(type);
+    if (builtIn) return builtIn;
+    const known = BY_SCALAR_NAME[type.name];
     return described(known ?? {}, type.description ?? (known ? undefined : `GraphQL scalar ${type.name}`));
   }
 
