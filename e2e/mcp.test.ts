@@ -48,9 +48,9 @@ function writeManifest(path: string, operations: readonly Entry[]) {
 const mcpUrl = (graphqlUrl: string) => new URL('/mcp', graphqlUrl);
 
 /** A connected SDK client, with this bearer token on every request (none: no Authorization header). */
-async function connect(url: string, bearer?: string): Promise<Client> {
+async function connect(url: string, bearer?: string, more: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'ordergraph-e2e', version: '1.0.0' });
-  const headers: Record<string, string> = bearer ? { authorization: `Bearer ${bearer}` } : {};
+  const headers: Record<string, string> = { ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...more };
   await client.connect(new StreamableHTTPClientTransport(mcpUrl(url), { requestInit: { headers } }));
   return client;
 }
@@ -58,6 +58,8 @@ async function connect(url: string, bearer?: string): Promise<Client> {
 const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
 
 let supergraph: Supergraph;
+/** Every process's log lines (debug: the subgraphs log each request they serve there). */
+const logs: string[] = [];
 let dir: string;
 let supergraphPath: string;
 let manifest: string;
@@ -71,6 +73,8 @@ beforeAll(async () => {
   writeManifest(manifest, entries);
   supergraph = await startSupergraph({
     redis: true,
+    env: { LOG_LEVEL: 'debug' },
+    logs: { write: (line: string) => void logs.push(line) },
     supergraphFile: (supergraphPath = join(dir, 'supergraph.graphql')),
     gatewayEnv: {
       SUPERGRAPH_POLL_INTERVAL: '50',
@@ -129,6 +133,16 @@ describe('the MCP door', () => {
     await user.close();
   });
 
+  it("logs a call under the MCP request's ID, which reaches the subgraphs it asks, as any request's does", async () => {
+    const requestId = 'mcp-e2e-call-0001';
+    const user = await connect(supergraph.url, userToken, { 'x-request-id': requestId });
+    expect((await user.callTool({ name: 'ProductById', arguments: { id: toGlobalId('Product', 'product-0002') } })).isError).toBe(false);
+    const lines = logs.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line['requestId'] === requestId);
+    expect(lines).toContainEqual(expect.objectContaining({ service: 'gateway', event: 'mcp_tool_call', tool: 'ProductById', userId, outcome: 'ok' }));
+    expect(lines).toContainEqual(expect.objectContaining({ service: 'catalog', msg: 'graphql request' }));
+    await user.close();
+  });
+
   it('refuses a USER calling an ADMIN tool with an MCP error naming what it requires, and runs nothing', async () => {
     const user = await connect(supergraph.url, userToken);
     const before = await readCounter(supergraph.url.replace('/graphql', '/metrics'), 'graphql_request_duration_seconds_count', { operation: 'CreateProduct' });
@@ -174,6 +188,15 @@ describe('the MCP door', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer');
     expect(await response.json()).toMatchObject({ errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] });
+  });
+
+  it('takes POST only: no event stream to open with GET, no session to end with DELETE (405, Allow: POST)', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(mcpUrl(supergraph.url), { method, headers: { authorization: `Bearer ${userToken}`, accept: 'text/event-stream' } });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(await response.json()).toMatchObject({ errors: [{ extensions: { code: 'METHOD_NOT_ALLOWED' } }] });
+    }
   });
 
   it('follows a manifest reload: a new document becomes a tool without a restart', async () => {
