@@ -130,6 +130,10 @@ describe('the MCP door', () => {
     expect(result.isError).toBe(false);
     expect(result.structuredContent).toEqual(direct.body);
     expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(direct.body);
+    // Arguments that do not fit the variables are GraphQL's to refuse, as on /graphql: a result marked as an error.
+    const missing = (await user.callTool({ name: 'UserOrders', arguments: { limit: 'two' } })) as CallToolResult;
+    expect(missing.isError).toBe(true);
+    expect(missing.structuredContent).toMatchObject({ errors: expect.arrayContaining([expect.objectContaining({ message: expect.stringContaining('"$id"') })]) });
     await user.close();
   });
 
