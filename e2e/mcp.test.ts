@@ -255,5 +255,7 @@ describe('MCP off (the default)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(response.status).toBe(404);
+    // A browser's GET (text/html) gets the development landing page outside production, as any unknown path does.
+    for (const accept of ['text/event-stream', 'application/json']) expect((await fetch(mcpUrl(off.url), { headers: { accept } })).status, accept).toBe(404);
   });
 });
