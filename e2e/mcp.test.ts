@@ -130,6 +130,13 @@ describe('the MCP door', () => {
     expect(result.isError).toBe(false);
     expect(result.structuredContent).toEqual(direct.body);
     expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(direct.body);
+    // A tool the caller may use still meets the subgraphs' own checks: another user's account is not this user's to
+    // read (the users subgraph answers it as not found), through the tool as over /graphql.
+    const someoneElse = { id: toGlobalId('User', 'user-0002') };
+    const other = (await user.callTool({ name: 'UserOrders', arguments: someoneElse })) as CallToolResult;
+    const otherDirect = await graphql(supergraph.url, userOrders, { token: userToken, variables: someoneElse });
+    expect(otherDirect.body).toMatchObject({ data: { user: null }, errors: [{ path: ['user'], extensions: { code: 'NOT_FOUND' } }] });
+    expect(other).toMatchObject({ isError: false, structuredContent: { data: { user: null }, errors: [{ path: ['user'], extensions: { code: 'NOT_FOUND' } }] } });
     // Arguments that do not fit the variables are GraphQL's to refuse, as on /graphql: a result marked as an error.
     const missing = (await user.callTool({ name: 'UserOrders', arguments: { limit: 'two' } })) as CallToolResult;
     expect(missing.isError).toBe(true);
