@@ -11,6 +11,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'services/*/test/**/*.test.ts', 'gateway/test/**/*.test.ts', 'testkit/test/**/*.test.ts', 'e2e/**/*.test.ts'],
     environment: 'node',
+    // eventsource-parser (the MCP SDK's client reads event streams with it) publishes its TypeScript under the `source`
+    // condition, which Node cannot load from node_modules: vite loads it, and the SDK's client that imports it, instead.
+    server: { deps: { inline: [/@modelcontextprotocol\/sdk\/dist\/esm\/client\//, 'eventsource-parser'] } },
     reporters: ['default', './scripts/summary-reporter.ts'],
     pool: 'forks',
     // Memory tests force a full collection (global.gc) before they read the heap.

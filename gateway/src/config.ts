@@ -7,6 +7,8 @@ import { PERSISTED_QUERIES_MODES } from './persisted-queries/persisted-queries.j
 import { QUERY_PLANNERS } from './execution/query-planner.js';
 
 const GRAPHIQL_MODES = ['on', 'off'] as const;
+/** Paths the gateway serves already, which MCP_PATH may not take. */
+const RESERVED_PATHS = ['/graphql', '/healthz', '/readyz', '/metrics'];
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const names = (fallback: string) =>
@@ -159,6 +161,18 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
   PERSISTED_QUERIES_MANIFEST: z.string().optional().describe('Apollo\'s persisted-query manifest (JSON; any id), required with PERSISTED_QUERIES=audit or required; `npm run manifest` builds one.'),
   PERSISTED_QUERIES_MANIFEST_POLL_MS: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway checks PERSISTED_QUERIES_MANIFEST for a new version and loads it (a bad file keeps the previous one); 0 reads it once.'),
   PERSISTED_QUERIES_ADMIN_BYPASS: z.enum(['on', 'off']).default('on').describe('on: ADMIN tokens may send any document while PERSISTED_QUERIES=required.'),
+
+  // The MCP door for AI agents (mcp/, docs/mcp.md): the trusted documents as tools.
+  MCP: z
+    .enum(['off', 'on'])
+    .default('off')
+    .describe('on: an MCP server (Streamable HTTP, stateless) at MCP_PATH offers each operation of PERSISTED_QUERIES_MANIFEST as a tool, to bearer tokens whose scopes its fields allow; each call runs through /graphql like any request. off: MCP_PATH is 404.'),
+  MCP_PATH: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~/-]*$/, 'must be a path starting with /')
+    .refine((path) => !RESERVED_PATHS.includes(path), `must not be one of ${RESERVED_PATHS.join(', ')}`)
+    .default('/mcp')
+    .describe('Where the MCP server answers when MCP=on.'),
 });
 
 /** The settings every gateway knows; each SUBGRAPH_<NAME>_URL is read besides them (subgraphUrlVariables). */
@@ -171,6 +185,9 @@ const gatewayConfigSchemaFor = (subgraphUrls: readonly string[]) => gatewayEnvSc
   }
   if (config.PERSISTED_QUERIES !== 'apq' && !config.PERSISTED_QUERIES_MANIFEST) {
     context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: `must be set when PERSISTED_QUERIES=${config.PERSISTED_QUERIES}` });
+  }
+  if (config.MCP === 'on' && !config.PERSISTED_QUERIES_MANIFEST) {
+    context.addIssue({ code: 'custom', path: ['PERSISTED_QUERIES_MANIFEST'], message: 'must be set when MCP=on (its operations are the tools)' });
   }
   const redis = redisSettingsProblem(config);
   if (redis) context.addIssue({ code: 'custom', path: [redis.path], message: redis.message });

@@ -22,6 +22,7 @@ import { withOverrideLabels, withPlannableOverrides } from './execution/progress
 import { plannerOptions } from './execution/query-planner.js';
 import { hiveLogger, subgraphRequestId } from './observability/logging.js';
 import type { OpenTelemetryPlugin } from './observability/opentelemetry.js';
+import type { McpRuntime } from './mcp/endpoint.js';
 import { gatewayPlugins } from './plugins.js';
 import { authorizationDirectives } from './security/authorization.js';
 import { createErrorPolicy } from './security/errors.js';
@@ -77,6 +78,11 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const subgraphCalls = upstreams(upstreamSettings(config), logger);
   const authorization = authorizationDirectives();
 
+  // What the MCP door (mcp/) asks of the runtime: called only while requests are served, once `runtime` exists.
+  const mcpRuntime: McpRuntime = {
+    schema: () => runtime.getSchema(),
+    handle: (request, serverContext) => runtime.handleRequest(request, serverContext),
+  };
   const runtime = createGatewayRuntime({
     supergraph: withPlannableOverrides(withSubgraphUrls(supergraph, config, logger), config.QUERY_PLANNER === 'js'),
     ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
@@ -130,6 +136,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
         subgraphCalls,
         graphqlEndpoint: GRAPHQL_ENDPOINT,
         readinessEndpoint: READINESS_ENDPOINT,
+        runtime: mcpRuntime,
         openTelemetry: openTelemetry?.(context, GRAPHQL_ENDPOINT),
       }),
     // Unexpected failures reach clients as the generic INTERNAL_SERVER_ERROR, never with a stack, in every mode.

@@ -17,6 +17,7 @@ import { withSharedSubgraphHooks } from './execution/subgraph-hooks.js';
 import { useInputLimits } from './limits/input.js';
 import { limitedParser, useOperationLimits, type MeasuredCosts } from './limits/operation-limits.js';
 import { useCostRateLimit, useRateLimits } from './limits/rate-limit.js';
+import { useMcp, type McpRuntime } from './mcp/endpoint.js';
 import { useMetrics } from './observability/metrics.js';
 import { useTracing, wantsTracing } from './observability/tracing.js';
 import { EMPTY_MANIFEST, watchManifest } from './persisted-queries/manifest.js';
@@ -50,6 +51,8 @@ export interface PluginOptions {
   subgraphCalls: Upstreams;
   graphqlEndpoint: string;
   readinessEndpoint: string;
+  /** The runtime these plugins serve, for the MCP door's tool calls (mcp/endpoint.ts). */
+  runtime: McpRuntime;
   /** Hive's OpenTelemetry plugin for this runtime, when tracing is on. */
   openTelemetry?: GatewayPlugin | undefined;
 }
@@ -72,6 +75,10 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
   const measuredCosts: MeasuredCosts = new WeakMap();
   const cacheControl = createCacheControl({ readOperation, graphqlEndpoint });
   const subgraphSigningSecret = signingSecret(config);
+  // The trusted documents: served by id (persisted-queries/), and offered as tools by the MCP door (mcp/).
+  const manifest = config.PERSISTED_QUERIES_MANIFEST
+    ? watchManifest(config.PERSISTED_QUERIES_MANIFEST, config.PERSISTED_QUERIES_MANIFEST_POLL_MS, logger)
+    : EMPTY_MANIFEST;
 
   return [
     // First, so that its request span holds every other plugin's work.
@@ -91,6 +98,9 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       useMetrics(registry, config.METRICS_OPERATION_NAMES),
       // The caller's token, verified once; every later plugin reads the viewer it puts on the context.
       useAuthentication(options.verify, logger),
+      // The MCP door answers its own path, once the token is verified (a bad one is 401 already); each tool call it
+      // makes is a new request to /graphql that meets every plugin of this list, from the first.
+      ...(config.MCP === 'on' ? [useMcp({ path: config.MCP_PATH, graphqlEndpoint, manifest, runtime: options.runtime, logger, registry })] : []),
       // GraphQL over HTTP beyond yoga's: 415, 413, the GET preflight header; it also sets each request's signal.
       useHttpSemantics(graphqlEndpoint),
       useIntrospectionPolicy(introspectionMode(config)),
@@ -110,9 +120,7 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       // A persisted query's hash becomes its document first, so every later check sees the operation it executes.
       usePersistedDocuments({
         mode: persistedQueriesMode(config.PERSISTED_QUERIES),
-        manifest: config.PERSISTED_QUERIES_MANIFEST
-          ? watchManifest(config.PERSISTED_QUERIES_MANIFEST, config.PERSISTED_QUERIES_MANIFEST_POLL_MS, logger)
-          : EMPTY_MANIFEST,
+        manifest,
         adminBypass: config.PERSISTED_QUERIES_ADMIN_BYPASS === 'on',
         redis,
         logger,

@@ -83,6 +83,14 @@ describe('edge settings', () => {
     }
     expect(loadGatewayConfig({})).toMatchObject({ PERSISTED_QUERIES_MANIFEST_POLL_MS: 10_000, PERSISTED_QUERIES_ADMIN_BYPASS: 'on' });
   });
+
+  it('keep the MCP door shut by default, and open it only on a manifest and a path of its own', () => {
+    expect(loadGatewayConfig({})).toMatchObject({ MCP: 'off', MCP_PATH: '/mcp' });
+    expect(() => loadGatewayConfig({ MCP: 'on' })).toThrow(/PERSISTED_QUERIES_MANIFEST: must be set when MCP=on/);
+    expect(loadGatewayConfig({ MCP: 'on', PERSISTED_QUERIES_MANIFEST: 'manifest.json', MCP_PATH: '/agents/mcp' })).toMatchObject({ MCP: 'on', MCP_PATH: '/agents/mcp' });
+    expect(() => loadGatewayConfig({ MCP_PATH: '/graphql' })).toThrow(/MCP_PATH: must not be one of/);
+    expect(() => loadGatewayConfig({ MCP_PATH: 'mcp' })).toThrow(/MCP_PATH: must be a path/);
+  });
 });
 
 describe('the persisted-query manifest', () => {
@@ -101,11 +109,15 @@ describe('the persisted-query manifest', () => {
     return watched.current();
   };
 
-  it('maps each operation ID to its body, whatever the ID', () => {
+  it('maps each operation ID to its body, whatever the ID, and keeps the entries in order (a description too)', () => {
     const body = '{ products { id } }';
     const other = 'query Users { users { id } }';
-    const path = write('good.json', manifest([{ id: sha256(body), body, name: 'Products', type: 'query' }, { id: 'web~1.2.0~users', body: other }]));
-    expect(read(path)).toEqual({ byId: new Map([[sha256(body), body], ['web~1.2.0~users', other]]), bodies: new Set([body, other]) });
+    const entries = [
+      { id: sha256(body), body, name: 'Products', type: 'query' },
+      { id: 'web~1.2.0~users', body: other, description: 'Every user.' },
+    ];
+    const path = write('good.json', manifest(entries));
+    expect(read(path)).toEqual({ byId: new Map([[sha256(body), body], ['web~1.2.0~users', other]]), bodies: new Set([body, other]), entries });
   });
 
   it('refuses a file in another format, an ID given two bodies, or a body that does not parse, naming the setting', () => {

@@ -15,15 +15,28 @@ const manifestSchema = z.object({
       body: z.string().min(1),
       name: z.string().optional(),
       type: z.enum(['query', 'mutation', 'subscription']).optional(),
+      // Not Apollo's: what an agent reads of the operation when the MCP door offers it as a tool (docs/mcp.md).
+      description: z.string().max(2000).optional(),
     }),
   ),
 });
+
+/** One entry of the manifest, as written. */
+export interface ManifestEntry {
+  id: string;
+  body: string;
+  name?: string | undefined;
+  type?: 'query' | 'mutation' | 'subscription' | undefined;
+  description?: string | undefined;
+}
 
 export interface ManifestOperations {
   /** Bodies by id: any id (Apollo's SHA-256 of the body, a name, an app~version~hash as Hive writes them). */
   byId: ReadonlyMap<string, string>;
   /** Every body, to tell a document the manifest holds from an unknown one when it arrives as text. */
   bodies: ReadonlySet<string>;
+  /** The entries in the manifest's order (the MCP door offers them as tools). */
+  entries: readonly ManifestEntry[];
 }
 
 /** Reads and checks a manifest: the format, unique ids, and bodies that parse. Throws an Error naming the problem. */
@@ -42,7 +55,7 @@ export function parseManifest(text: string): ManifestOperations {
     }
     byId.set(id, body);
   }
-  return { byId, bodies: new Set(byId.values()) };
+  return { byId, bodies: new Set(byId.values()), entries: manifest.operations };
 }
 
 /** The manifest file's operations now; `close()` stops watching it. */
@@ -102,8 +115,10 @@ export function watchManifest(path: string, pollMs: number, logger: Logger): Per
   };
 }
 
+const NO_OPERATIONS: ManifestOperations = { byId: new Map(), bodies: new Set(), entries: [] };
+
 /** No manifest: nothing is known by id. */
 export const EMPTY_MANIFEST: PersistedManifest = {
-  current: () => ({ byId: new Map(), bodies: new Set() }),
+  current: () => NO_OPERATIONS,
   close: () => undefined,
 };

@@ -23,16 +23,31 @@ interface Refusals {
   refused: WeakSet<object>;
 }
 
+/**
+ * What a field asks of its caller, from `@authenticated` and `@requiresScopes` on the field and on its parent type: a
+ * signed-in caller, and, when there are scope sets, every scope of one of them (the type's and the field's sets
+ * together, any one of them sufficing).
+ */
+export interface FieldRequirement {
+  authenticated: boolean;
+  scopes: readonly (readonly string[])[];
+}
+
+/** Why `viewer` may not read a field with this requirement (UNAUTHENTICATED or FORBIDDEN), or undefined when it may. */
+export function refusalFor(viewer: Viewer, requirement: FieldRequirement): GraphQLError | undefined {
+  if (!requirement.authenticated && requirement.scopes.length === 0) return undefined;
+  if (viewer === null) return unauthenticated();
+  const held = scopesOf(viewer);
+  if (requirement.scopes.length > 0 && !requirement.scopes.some((all) => all.every((scope) => held.includes(scope)))) return forbidden();
+  return undefined;
+}
+
 /** The error at a refused field: path as the library gives it, with `@` standing for every item of a list. */
 function refusalOf(params: ValidateUserFnParams<Identity>, refusals: Refusals): GraphQLError | undefined {
-  const needsIdentity = params.fieldAuthArgs !== undefined || params.typeAuthArgs !== undefined;
-  const requiredScopes = [...(params.typeScopes ?? []), ...(params.fieldScopes ?? [])] as string[][];
-  if (!needsIdentity && requiredScopes.length === 0) return undefined;
-  let error: GraphQLError | undefined;
-  if (params.user === null || params.user === undefined) error = unauthenticated();
-  else if (requiredScopes.length > 0 && !requiredScopes.some((all) => all.every((scope) => params.userScopes.includes(scope)))) {
-    error = forbidden();
-  }
+  const error = refusalFor(params.user ?? null, {
+    authenticated: params.fieldAuthArgs !== undefined || params.typeAuthArgs !== undefined,
+    scopes: [...(params.typeScopes ?? []), ...(params.fieldScopes ?? [])] as string[][],
+  });
   if (!error) return undefined;
   refusals.refused.add(params.executionArgs.contextValue as object);
   return new GraphQLError(error.message, { nodes: [params.fieldNode], path: params.path, extensions: error.extensions });
