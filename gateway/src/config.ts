@@ -8,7 +8,7 @@ import { QUERY_PLANNERS } from './execution/query-planner.js';
 
 const GRAPHIQL_MODES = ['on', 'off'] as const;
 /** Paths the gateway serves already, which MCP_PATH may not take. */
-const RESERVED_PATHS = ['/graphql', '/healthz', '/readyz', '/metrics'];
+const RESERVED_PATHS = ['/graphql', '/healthz', '/readyz', '/metrics', '/entity-cache/purge'];
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const names = (fallback: string) =>
@@ -33,6 +33,8 @@ const byKey = <T>(fallback: string, form: string, read: (value: string) => T | u
     });
 /** Positive whole numbers by key, as `key=n` pairs. */
 const numbersByKey = (fallback: string, form: string) => byKey(fallback, form, (value) => (/^[1-9][0-9]*$/.test(value) ? Number(value) : undefined));
+/** Whole seconds (0 included) by key, as `key=n` pairs. */
+const secondsByKey = (form: string) => byKey('', form, (value) => (/^(0|[1-9][0-9]*)$/.test(value) ? Number(value) : undefined));
 /** true or false by key, as `key=true` and `key=false` pairs. */
 const flagsByKey = (form: string) => byKey('', form, (value) => (value === 'true' ? true : value === 'false' ? false : undefined));
 
@@ -161,6 +163,18 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
   PERSISTED_QUERIES_MANIFEST: z.string().optional().describe('Apollo\'s persisted-query manifest (JSON; any id), required with PERSISTED_QUERIES=audit or required; `npm run manifest` builds one.'),
   PERSISTED_QUERIES_MANIFEST_POLL_MS: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway checks PERSISTED_QUERIES_MANIFEST for a new version and loads it (a bad file keeps the previous one); 0 reads it once.'),
   PERSISTED_QUERIES_ADMIN_BYPASS: z.enum(['on', 'off']).default('on').describe('on: ADMIN tokens may send any document while PERSISTED_QUERIES=required.'),
+
+  // The entity cache (caching/entity-cache.ts, docs/caching.md#the-entity-cache).
+  ENTITY_CACHE: z
+    .enum(['off', 'on'])
+    .default('off')
+    .describe('on: subgraph answers are cached per entity (`_entities` fetches) and per cacheable root-field fetch, for as long as @cacheControl (or ENTITY_CACHE_TTLS) allows, in Redis shared by the replicas; the writes a mutation returns drop them before its response is sent. off: subgraphs are asked every time.'),
+  ENTITY_CACHE_TTLS: secondsByKey('subgraph.Type=seconds')
+    .describe('Seconds by `subgraph.Type` (`subgraph.Query` for root-field fetches) that replace what the @cacheControl hints say for that subgraph\'s fetches of that type; 0 never caches them. Example: `catalog.Product=60,users.User=0`.'),
+  ENTITY_CACHE_MAX_TTL: count(3600).describe('Seconds no entity cache entry outlives, whatever the hints or ENTITY_CACHE_TTLS say.'),
+  ENTITY_CACHE_SHARED_SUBGRAPHS: names('catalog').describe('Subgraphs that answer every caller alike (comma-separated): their entries are shared when every selected field is PUBLIC and carries no authorization directive. Every other subgraph\'s entries are kept per caller (user and role; anonymous callers together).'),
+  ENTITY_CACHE_MEMORY_ENTRIES: count(10_000).describe('Entity cache entries each gateway keeps in its own memory (least recently used dropped first), in front of Redis.'),
+  ENTITY_CACHE_MEMORY_BYTES: count(32 * 1024 * 1024).describe('Bytes (approximately) of entity cache entries each gateway keeps in its own memory.'),
 
   // The MCP door for AI agents (mcp/, docs/mcp.md): the trusted documents as tools.
   MCP: z

@@ -7,6 +7,8 @@ import type { GraphQLError } from 'graphql';
 import { signingSecret, type Logger, type Redis, type TokenVerifier } from '@ordergraph/core';
 import type { Registry } from 'prom-client';
 import { createCacheControl } from './caching/cache-control.js';
+import { createEntityCache } from './caching/entity-cache.js';
+import { memoryEntityStore, redisEntityStore } from './caching/entity-store.js';
 import { useSharedResponseCache } from './caching/response-cache.js';
 import { introspectionMode, type GatewayConfig } from './config.js';
 import { useIncrementalDelivery } from './execution/defer.js';
@@ -29,7 +31,7 @@ import { useApiSchemaIntrospection, useIntrospectionPolicy } from './security/in
 import { useHttpSemantics } from './server/http.js';
 import { useResponseHeaders } from './server/response-headers.js';
 import { useRedisReadiness } from './server/shared-state.js';
-import { useQueryCancellation, useReadinessReport, useSubgraphSignature, type Upstreams } from './subgraphs/upstream.js';
+import { requestSigner, useQueryCancellation, useReadinessReport, useSubgraphSignature, type Upstreams } from './subgraphs/upstream.js';
 import { useEventStreams } from './subscriptions/event-stream.js';
 import { useMultipartSubscriptions } from './subscriptions/multipart.js';
 import { useSubscriptionRequests } from './subscriptions/requests.js';
@@ -176,10 +178,29 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       ...subgraphCalls.plugins,
       // Identical subgraph queries in flight shared, and cancelled when no request waits for them any more.
       useQueryCancellation(),
+      // After every plugin that wraps the subgraph executor, so that an entity served from the cache meets no
+      // timeout, retry or breaker, and a fetch narrowed to what the cache lacks is shared, timed and signed as sent.
+      ...(config.ENTITY_CACHE === 'on' ? [entityCache(options)] : []),
       useReadinessReport(readinessEndpoint, subgraphCalls.states),
       useResponseHeaders(),
       // Last, so that it shares the subscribe function every other plugin has settled on.
       useSubscriptionSharing(requestOverrideLabels({ header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM })),
     ]),
   ];
+}
+
+function entityCache({ config, logger, registry, redis }: PluginOptions): GatewayPlugin {
+  const bounds = { entries: config.ENTITY_CACHE_MEMORY_ENTRIES, bytes: config.ENTITY_CACHE_MEMORY_BYTES };
+  // Generations outlive every entry stamped with them (entity-store.ts), with a minute to spare.
+  const generationTtlMs = (config.ENTITY_CACHE_MAX_TTL + 60) * 1000;
+  const secret = signingSecret(config);
+  return createEntityCache({
+    store: redis ? redisEntityStore(redis, bounds, generationTtlMs, logger) : memoryEntityStore(bounds),
+    logger,
+    registry,
+    sign: secret ? requestSigner(secret) : undefined,
+    ttls: config.ENTITY_CACHE_TTLS,
+    maxTtlSeconds: config.ENTITY_CACHE_MAX_TTL,
+    sharedSubgraphs: new Set(config.ENTITY_CACHE_SHARED_SUBGRAPHS),
+  }).plugin;
 }

@@ -32,7 +32,8 @@ export interface CachePolicy {
   scope: CacheScope;
 }
 
-function cacheControlOf(node: { astNode?: { directives?: readonly ConstDirectiveNode[] | undefined } | null | undefined }) {
+/** A node's own @cacheControl arguments (undefined where it has none). */
+export function cacheControlOf(node: { astNode?: { directives?: readonly ConstDirectiveNode[] | undefined } | null | undefined }) {
   const directive = node.astNode?.directives?.find((candidate) => candidate.name.value === 'cacheControl');
   const argument = (name: string) => directive?.arguments?.find((candidate) => candidate.name.value === name)?.value;
   const maxAge = argument('maxAge');

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import { getRetryInfo, isRetryExecutionRequest, useUpstreamRetry, type GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { defaultPrintFn } from '@graphql-tools/executor-common';
-import { isAsyncIterable, type Executor } from '@graphql-tools/utils';
+import { isAsyncIterable, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
 import { ErrorCode, SIGNATURE_EXTENSION, signOperation, signedQueryJson, type Logger } from '@ordergraph/core';
 import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { contextSignalOf, requestSignalOf } from '../server/request-signals.js';
@@ -472,16 +472,28 @@ export function upstreams(settings: UpstreamSettings, logger: Logger): Upstreams
  * CPU per request in the benchmark's scenario (a).
  */
 export function useSubgraphSignature(secret: string): GatewayPlugin {
-  // Each subgraph query's signed text, by its document: the planner keeps one document per fetch of a plan.
-  const signedQueries = new WeakMap<DocumentNode, string>();
+  const sign = requestSigner(secret);
   return {
     onSubgraphExecute({ executionRequest }) {
-      const { document } = executionRequest;
-      let queryJson = signedQueries.get(document);
-      if (queryJson === undefined) signedQueries.set(document, (queryJson = signedQueryJson(defaultPrintFn(document))));
-      const signature = signOperation(secret, { queryJson, variables: executionRequest.variables });
-      executionRequest.extensions = { ...executionRequest.extensions, [SIGNATURE_EXTENSION]: signature };
+      sign(executionRequest);
     },
+  };
+}
+
+/**
+ * Signs a subgraph request in place (its extensions replaced): the plugin above for every call, and the entity cache
+ * (caching/entity-cache.ts) for a fetch it narrows to the representations it does not hold.
+ */
+export function requestSigner(secret: string): (executionRequest: ExecutionRequest) => ExecutionRequest {
+  // Each subgraph query's signed text, by its document: the planner keeps one document per fetch of a plan.
+  const signedQueries = new WeakMap<DocumentNode, string>();
+  return (executionRequest) => {
+    const { document } = executionRequest;
+    let queryJson = signedQueries.get(document);
+    if (queryJson === undefined) signedQueries.set(document, (queryJson = signedQueryJson(defaultPrintFn(document))));
+    const signature = signOperation(secret, { queryJson, variables: executionRequest.variables });
+    executionRequest.extensions = { ...executionRequest.extensions, [SIGNATURE_EXTENSION]: signature };
+    return executionRequest;
   };
 }
 

@@ -132,3 +132,8 @@ export function recordDelivery(name: string, carrier: TraceCarrier | undefined, 
   const links = sentFrom && api.isSpanContextValid(sentFrom) ? [{ context: sentFrom }] : [];
   api.trace.getTracer('ordergraph').startSpan(name, { root: true, kind: api.SpanKind.CONSUMER, attributes, links }).end();
 }
+
+/** Adds attributes to the span active now (the gateway's subgraph call, for instance); nothing while tracing is off. */
+export function setActiveSpanAttributes(attributes: Record<string, string | number | boolean>): void {
+  api?.trace.getActiveSpan()?.setAttributes(attributes);
+}

@@ -1,0 +1,381 @@
+// The entity cache (ENTITY_CACHE=on): subgraph answers kept per entity (`_entities` fetches, one entry per
+// representation) and per cacheable root-field fetch, shared by the replicas through Redis (entity-store.ts), dropped
+// by the writes that change them before their responses leave, and by an administrator's purge.
+import { createHash } from 'node:crypto';
+import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
+import { isAsyncIterable, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
+import { ErrorCode, setActiveSpanAttributes, type Logger } from '@ordergraph/core';
+import {
+  GraphQLError,
+  Kind,
+  getNamedType,
+  getOperationAST,
+  isAbstractType,
+  isCompositeType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  type GraphQLNamedType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import { Counter, type Registry } from 'prom-client';
+import { cacheHints, type CacheHints } from './cache-control.js';
+import type { EntityStore, StoredEntry } from './entity-store.js';
+import { fetchShape, type FetchShape, type PolicySettings } from './fetch-policy.js';
+import { printedOnce, viewerOf } from '../execution/operation.js';
+import { errorResponse } from '../security/errors.js';
+
+/** An administrator's request with this header set to `bypass` neither reads nor fills the entity cache. */
+export const ENTITY_CACHE_BYPASS_HEADER = 'x-entity-cache';
+/** Where an administrator purges it: POST `{}` (everything), `{ "type": "Product" }` or `{ "type": "Product", "id": "..." }`. */
+export const ENTITY_CACHE_PURGE_PATH = '/entity-cache/purge';
+
+export interface EntityCacheOptions extends PolicySettings {
+  store: EntityStore;
+  logger: Logger;
+  registry: Registry;
+  /** Signs a subgraph request again once narrowed to the representations not held (subgraphs/upstream.ts). */
+  sign: ((request: ExecutionRequest) => ExecutionRequest) | undefined;
+}
+
+/** The generations an entry depends on (entity-store.ts): its entity's, its type's purge, and each type it holds. */
+const entityGeneration = (type: string, id: string) => `e:${type}:${id}`;
+const purgeGeneration = (type: string) => `p:${type}`;
+const typeGeneration = (type: string) => `t:${type}`;
+
+const hash = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('base64url');
+
+type Result = ExecutionResult<Record<string, unknown>>;
+type Representation = Record<string, unknown> & { __typename?: unknown; id?: unknown };
+
+/** An error of the narrowed fetch, at the place its representation has in the fetch the planner made. */
+function movedError(error: GraphQLError, positions: readonly number[]): GraphQLError {
+  const path = error.path;
+  if (!path || path[0] !== '_entities' || typeof path[1] !== 'number') return error;
+  const moved = [path[0], positions[path[1]] ?? path[1], ...path.slice(2)];
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: moved, originalError: error.originalError, extensions: error.extensions });
+}
+
+/** The `_entities` positions the errors name; undefined when an error names none (then no answer is kept). */
+function erroredPositions(errors: readonly GraphQLError[] | undefined): Set<number> | undefined {
+  const positions = new Set<number>();
+  for (const error of errors ?? []) {
+    if (error.path?.[0] !== '_entities' || typeof error.path[1] !== 'number') return undefined;
+    positions.add(error.path[1]);
+  }
+  return positions;
+}
+
+interface Written {
+  entities: Map<string, Set<string>>;
+  /** Types written with no ID known: every entry of the type goes. */
+  types: Set<string>;
+}
+
+/**
+ * The entities a mutation's result holds, by type and ID (alias-aware: the ID and `__typename` as the client selected
+ * them). An object whose ID was not selected, or whose type cannot be told, drops its whole type (every type that may
+ * stand there); a root field that failed drops every type it returns.
+ */
+function writtenEntities(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, result: ExecutionResult): Written {
+  const written: Written = { entities: new Map(), types: new Set() };
+  const operation = getOperationAST(document, operationName);
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root) return written;
+  const fragments = new Map<string, FragmentDefinitionNode>(
+    document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition] as const] : [])),
+  );
+  const allOf = (type: GraphQLNamedType) => (isObjectType(type) ? [type.name] : isAbstractType(type) ? schema.getPossibleTypes(type).map(({ name }) => name) : []);
+  /** Response keys of the selections for an object of `type`: field name and sub-selections. */
+  const fieldsOf = (sets: readonly SelectionSetNode[], type: GraphQLNamedType) => {
+    const fields = new Map<string, { name: string; sets: SelectionSetNode[] }>();
+    const visit = (set: SelectionSetNode) => {
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          const key = selection.alias?.value ?? selection.name.value;
+          const field = fields.get(key) ?? { name: selection.name.value, sets: [] };
+          if (selection.selectionSet) field.sets.push(selection.selectionSet);
+          fields.set(key, field);
+          continue;
+        }
+        const fragment = selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+        const condition = fragment?.typeCondition && schema.getType(fragment.typeCondition.name.value);
+        if (fragment && (!condition || condition === type || (isAbstractType(condition) && isObjectType(type) && schema.isSubType(condition, type)))) visit(fragment.selectionSet);
+      }
+    };
+    sets.forEach(visit);
+    return fields;
+  };
+  const visitValue = (value: unknown, type: GraphQLOutputType, sets: readonly SelectionSetNode[]): void => {
+    if (value === null || value === undefined) return;
+    if (isNonNullType(type)) return visitValue(value, type.ofType, sets);
+    if (isListType(type)) {
+      if (Array.isArray(value)) for (const item of value) visitValue(item, type.ofType, sets);
+      return;
+    }
+    if (!isCompositeType(type) || typeof value !== 'object') return;
+    const data = value as Record<string, unknown>;
+    let runtime: GraphQLNamedType | undefined = isObjectType(type) ? type : undefined;
+    if (!runtime) {
+      const typenameKey = [...fieldsOf(sets, type)].find(([, field]) => field.name === '__typename')?.[0];
+      const named = typenameKey === undefined ? undefined : schema.getType(String(data[typenameKey]));
+      if (isObjectType(named)) runtime = named;
+    }
+    if (!runtime || !isObjectType(runtime)) {
+      for (const name of allOf(type)) written.types.add(name);
+      return;
+    }
+    const fields = fieldsOf(sets, runtime);
+    const idKey = [...fields].find(([, field]) => field.name === 'id')?.[0];
+    const id = idKey === undefined ? undefined : data[idKey];
+    if (typeof id === 'string' || typeof id === 'number') {
+      const ids = written.entities.get(runtime.name) ?? new Set<string>();
+      written.entities.set(runtime.name, ids.add(String(id)));
+    } else if (runtime !== root) {
+      written.types.add(runtime.name);
+    }
+    const fieldMap = runtime.getFields();
+    for (const [key, field] of fields) {
+      const definition = fieldMap[field.name];
+      if (definition && field.sets.length > 0) visitValue(data[key], definition.type, field.sets);
+    }
+  };
+  const data = result.data as Record<string, unknown> | null | undefined;
+  const failed = (result.errors?.length ?? 0) > 0;
+  const rootFields = root.getFields();
+  for (const [key, field] of fieldsOf([operation.selectionSet], root)) {
+    const definition = rootFields[field.name];
+    if (!definition) continue;
+    // A failed root field may have committed before it failed: its types go whole.
+    if (failed && (data?.[key] === null || data?.[key] === undefined)) for (const name of allOf(getNamedType(definition.type))) written.types.add(name);
+    visitValue(data?.[key], definition.type, field.sets);
+  }
+  return written;
+}
+
+const generationsOf = (written: Written): string[] => [
+  ...[...written.entities].flatMap(([type, ids]) => [typeGeneration(type), ...[...ids].map((id) => entityGeneration(type, id))]),
+  ...[...written.types].flatMap((type) => [typeGeneration(type), purgeGeneration(type)]),
+];
+
+export interface EntityCache {
+  plugin: GatewayPlugin;
+}
+
+/**
+ * Hooks around each subgraph call (placed after every other plugin that wraps the executor, so a hit meets no timeout,
+ * retry, breaker or subgraph at all) and around each mutation's execution (its entities' generations bumped before
+ * its result goes on). Entries are keyed by subgraph, the fetch's document and other variables, the representation
+ * (or the root fetch's variables) and who may read them: `public` when the policy is shared, else the viewer (ID and
+ * role), `anonymous` for callers without a token.
+ */
+export function createEntityCache(options: EntityCacheOptions): EntityCache {
+  const { store, logger } = options;
+  let served: { schema: GraphQLSchema; hints: CacheHints; shapes: WeakMap<DocumentNode, Map<string, FetchShape>> } | undefined;
+  const lookups = new Counter({
+    name: 'gateway_entity_cache_lookups_total',
+    help: 'Entity cache lookups by subgraph and type (Query for root-field fetches): hit, miss, bypass (an administrator asked), unavailable (Redis away)',
+    labelNames: ['subgraph', 'type', 'result'],
+    registers: [options.registry],
+  });
+  const invalidations = new Counter({
+    name: 'gateway_entity_cache_invalidations_total',
+    help: 'Entity cache invalidations: by a mutation or a purge, done or failed',
+    labelNames: ['cause', 'result'],
+    registers: [options.registry],
+  });
+
+  const shapeOf = (document: DocumentNode, subgraph: string): FetchShape => {
+    if (!served) return { kind: 'uncached' };
+    let bySubgraph = served.shapes.get(document);
+    if (!bySubgraph) served.shapes.set(document, (bySubgraph = new Map()));
+    let shape = bySubgraph.get(subgraph);
+    if (!shape) bySubgraph.set(subgraph, (shape = fetchShape(served.schema, served.hints, document, subgraph, options)));
+    return shape;
+  };
+
+  const bump = async (generations: string[], cause: 'mutation' | 'purge') => {
+    try {
+      await store.bump(generations);
+      invalidations.inc({ cause, result: 'ok' });
+    } catch (error) {
+      invalidations.inc({ cause, result: 'failed' });
+      throw error;
+    }
+  };
+
+  /** Who may read what this request's fetch keeps: undefined when it must neither read nor keep anything. */
+  const callerOf = (request: ExecutionRequest): string | undefined => {
+    const context = request.context as { request?: Request } | undefined;
+    if (!context) return undefined;
+    const viewer = viewerOf(context);
+    if (viewer?.role === 'ADMIN' && context.request?.headers.get(ENTITY_CACHE_BYPASS_HEADER) === 'bypass') return undefined;
+    return viewer ? `user:${viewer.userId}:${viewer.role}` : 'anonymous';
+  };
+
+  const entities = async (subgraph: string, shape: Extract<FetchShape, { kind: 'entities' }>, request: ExecutionRequest, executor: Executor, caller: string) => {
+    const { representations, ...others } = request.variables as { representations?: unknown };
+    if (!Array.isArray(representations)) return executor(request);
+    const fetchKey = hash(subgraph, printedOnce(request.document), JSON.stringify(others));
+    // Per representation: its type's policy, key and generations; undefined where nothing may be kept.
+    const plans = (representations as Representation[]).map((representation) => {
+      const type = typeof representation?.__typename === 'string' ? representation.__typename : undefined;
+      const policy = type === undefined ? undefined : shape.policies.get(type);
+      if (!type || !policy || policy.maxAge <= 0) return undefined;
+      const id = typeof representation.id === 'string' || typeof representation.id === 'number' ? String(representation.id) : undefined;
+      return {
+        type,
+        ttlMs: policy.maxAge * 1000,
+        key: hash(fetchKey, policy.shared ? 'public' : caller, JSON.stringify(representation)),
+        dependencies: [purgeGeneration(type), id === undefined ? typeGeneration(type) : entityGeneration(type, id), ...policy.types.map(typeGeneration)],
+      };
+    });
+    const cacheable = plans.flatMap((plan, i) => (plan ? [i] : []));
+    if (cacheable.length === 0) return executor(request);
+    const stamps = await store.stamps(cacheable.map((i) => plans[i]!.dependencies));
+    if (!stamps) {
+      for (const i of cacheable) lookups.inc({ subgraph, type: plans[i]!.type, result: 'unavailable' });
+      return executor(request);
+    }
+    const stampOf = new Map(cacheable.map((i, n) => [i, stamps[n]!]));
+    const held = await store.read(
+      cacheable.map((i) => plans[i]!.key),
+      stamps,
+    );
+    const answers: unknown[] = new Array(representations.length);
+    cacheable.forEach((i, n) => {
+      if (held[n] !== undefined) answers[i] = JSON.parse(held[n]!);
+    });
+    for (const i of cacheable) lookups.inc({ subgraph, type: plans[i]!.type, result: answers[i] === undefined ? 'miss' : 'hit' });
+    const missing = representations.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
+    setActiveSpanAttributes({ 'ordergraph.entity_cache.hits': representations.length - missing.length, 'ordergraph.entity_cache.misses': missing.length });
+    if (missing.length === 0) return { data: { _entities: answers } } satisfies Result;
+
+    const narrowed = missing.length === representations.length ? request : { ...request, variables: { ...request.variables, representations: missing.map((i) => representations[i]) } };
+    if (narrowed !== request) options.sign?.(narrowed);
+    const fetched = (await executor(narrowed)) as Result | AsyncIterable<Result>;
+    if (isAsyncIterable(fetched)) return fetched;
+    const list = fetched.data?.['_entities'];
+    const errored = erroredPositions(fetched.errors as readonly GraphQLError[] | undefined);
+    if (Array.isArray(list) && list.length === missing.length && errored) {
+      const kept: StoredEntry[] = [];
+      missing.forEach((i, j) => {
+        answers[i] = list[j];
+        const plan = plans[i];
+        if (plan && list[j] !== null && list[j] !== undefined && !errored.has(j)) kept.push({ key: plan.key, stamp: stampOf.get(i)!, value: JSON.stringify(list[j]), ttlMs: plan.ttlMs });
+      });
+      store.write(kept);
+    }
+    if (narrowed === request) return fetched;
+    // Narrowed: the answers put back at their places, and the errors with them.
+    const errors = fetched.errors?.map((error) => movedError(error as GraphQLError, missing));
+    if (!Array.isArray(list) || list.length !== missing.length) return { ...fetched, ...(errors ? { errors } : {}) };
+    return { ...fetched, data: { ...fetched.data, _entities: answers }, ...(errors ? { errors } : {}) };
+  };
+
+  const rootFields = async (subgraph: string, shape: Extract<FetchShape, { kind: 'root' }>, request: ExecutionRequest, executor: Executor, caller: string) => {
+    const { policy } = shape;
+    const type = 'Query';
+    const key = hash(subgraph, printedOnce(request.document), JSON.stringify(request.variables ?? {}), policy.shared ? 'public' : caller);
+    const stamps = await store.stamps([policy.types.map(typeGeneration)]);
+    if (!stamps) {
+      lookups.inc({ subgraph, type, result: 'unavailable' });
+      return executor(request);
+    }
+    const [held] = await store.read([key], stamps);
+    lookups.inc({ subgraph, type, result: held === undefined ? 'miss' : 'hit' });
+    setActiveSpanAttributes({ 'ordergraph.entity_cache.hits': held === undefined ? 0 : 1, 'ordergraph.entity_cache.misses': held === undefined ? 1 : 0 });
+    if (held !== undefined) return { data: JSON.parse(held) as Record<string, unknown> } satisfies Result;
+    const fetched = (await executor(request)) as Result | AsyncIterable<Result>;
+    if (!isAsyncIterable(fetched) && fetched.data && !fetched.errors?.length) {
+      store.write([{ key, stamp: stamps[0]!, value: JSON.stringify(fetched.data), ttlMs: policy.maxAge * 1000 }]);
+    }
+    return fetched;
+  };
+
+  const purge = async (request: Request): Promise<Response> => {
+    let body: { type?: unknown; id?: unknown };
+    try {
+      body = (await request.json()) as typeof body;
+    } catch {
+      return errorResponse(400, ErrorCode.BAD_REQUEST, 'The body must be JSON: {}, { "type": "Product" } or { "type": "Product", "id": "..." }');
+    }
+    const type = body?.type;
+    const id = body?.id;
+    if ((type !== undefined && typeof type !== 'string') || (id !== undefined && (typeof id !== 'string' || type === undefined))) {
+      return errorResponse(400, ErrorCode.BAD_REQUEST, '"type" must be a type name, and "id" a string given with a type');
+    }
+    try {
+      if (type === undefined) {
+        await store.purgeAll();
+        invalidations.inc({ cause: 'purge', result: 'ok' });
+      } else {
+        await bump(id === undefined ? [purgeGeneration(type), typeGeneration(type)] : [entityGeneration(type, id), typeGeneration(type)], 'purge');
+      }
+    } catch (error) {
+      logger.error({ err: error }, 'entity cache purge failed');
+      return errorResponse(503, ErrorCode.INTERNAL_SERVER_ERROR, 'The entity cache cannot be purged now (Redis is not reachable)');
+    }
+    logger.info({ type, id }, 'entity cache purged');
+    return Response.json({ purged: { type: type ?? null, id: id ?? null } }, { headers: { 'cache-control': 'no-store' } });
+  };
+
+  const plugin: GatewayPlugin = {
+    onSchemaChange({ schema }) {
+      served = { schema, hints: cacheHints(schema), shapes: new WeakMap() };
+    },
+    onRequest({ request, url, serverContext, endResponse }) {
+      if (url.pathname !== ENTITY_CACHE_PURGE_PATH) return undefined;
+      if (request.method !== 'POST') {
+        endResponse(errorResponse(405, ErrorCode.METHOD_NOT_ALLOWED, `${ENTITY_CACHE_PURGE_PATH} takes POST only`, { allow: 'POST' }));
+        return undefined;
+      }
+      const viewer = viewerOf(serverContext);
+      if (viewer === null) {
+        endResponse(errorResponse(401, ErrorCode.UNAUTHENTICATED, 'A bearer token is required', { 'www-authenticate': 'Bearer' }));
+        return undefined;
+      }
+      if (viewer.role !== 'ADMIN') {
+        endResponse(errorResponse(403, ErrorCode.FORBIDDEN, 'Only administrators may purge the entity cache'));
+        return undefined;
+      }
+      return purge(request).then(endResponse);
+    },
+    // A write's entities are dropped before its result goes on to its client, whatever the transport.
+    onExecute({ args, executeFn, setExecuteFn }) {
+      if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
+      setExecuteFn(async (executed: ExecutionArgs) => {
+        const result = (await executeFn(executed)) as ExecutionResult | AsyncIterable<ExecutionResult>;
+        if (isAsyncIterable(result)) return result;
+        const generations = generationsOf(writtenEntities(executed.schema, executed.document, executed.operationName, result));
+        if (generations.length > 0) {
+          await bump(generations, 'mutation').catch((error: unknown) => {
+            // Committed all the same: this replica now serves nothing from the cache until it has replaced the epoch.
+            logger.error({ err: error }, 'entity cache invalidation failed');
+          });
+        }
+        return result;
+      });
+    },
+    onSubgraphExecute({ subgraphName, executionRequest, executor, setExecutor }) {
+      if (executionRequest.operationType !== 'query' || executionRequest.info?.operation.operation === 'subscription') return;
+      const shape = shapeOf(executionRequest.document, subgraphName);
+      if (shape.kind === 'uncached' || (shape.kind === 'root' && shape.policy.maxAge <= 0)) return;
+      setExecutor(((request: ExecutionRequest) => {
+        const caller = callerOf(request);
+        if (caller === undefined) {
+          if (request.context) lookups.inc({ subgraph: subgraphName, type: shape.kind === 'root' ? 'Query' : 'entity', result: 'bypass' });
+          return executor(request);
+        }
+        return shape.kind === 'entities' ? entities(subgraphName, shape, request, executor, caller) : rootFields(subgraphName, shape, request, executor, caller);
+      }) as Executor);
+    },
+  };
+  return { plugin };
+}

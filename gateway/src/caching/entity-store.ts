@@ -1,0 +1,225 @@
+// Where the entity cache keeps its entries and the generations that vouch for them: Redis, shared by every replica,
+// with a small bounded layer in this process; without Redis, this process alone (one replica, development).
+import { randomBytes } from 'node:crypto';
+import type { Logger, Redis } from '@ordergraph/core';
+import { isConnected } from '../server/shared-state.js';
+
+const PREFIX = 'ordergraph:entity:';
+/** A random value shared by every replica; every stamp starts with it, so replacing it drops every entry at once. */
+const EPOCH_KEY = `${PREFIX}epoch`;
+const generationKey = (generation: string) => `${PREFIX}gen:${generation}`;
+const entryKey = (key: string) => `${PREFIX}data:${key}`;
+/** A generation never set (or expired) reads as this. */
+const UNSET = '0';
+const EPOCH_TTL_MS = 24 * 3600_000;
+
+const fresh = () => randomBytes(9).toString('base64url');
+
+/**
+ * An entry is kept with the stamp of the generations it depends on as they were read before its subgraph was asked
+ * (the epoch, its entity's, its type's, the types it holds): it is served only while the stamp read now is the same.
+ * A write sets each generation it changed to a new random value before its response leaves, so from then on every
+ * replica reads a new stamp and the old entries are misses, whichever process layer or Redis holds them; an entry
+ * written late by a read that raced the write carries the stamp read before it, and is a miss too.
+ */
+export interface EntityStore {
+  /** The stamp now of each list of generations; undefined when the store cannot vouch for any entry (Redis away). */
+  stamps(dependencies: readonly (readonly string[])[]): Promise<string[] | undefined>;
+  /** Each entry's value when it is kept with that stamp. */
+  read(keys: readonly string[], stamps: readonly string[]): Promise<(string | undefined)[]>;
+  /** Keeps entries; never fails and never makes the caller wait. */
+  write(entries: readonly StoredEntry[]): void;
+  /** Gives each generation a new value; resolves once every replica reads it. Throws when it could not. */
+  bump(generations: readonly string[]): Promise<void>;
+  /** Drops every entry of every replica. */
+  purgeAll(): Promise<void>;
+}
+
+export interface StoredEntry {
+  key: string;
+  stamp: string;
+  value: string;
+  ttlMs: number;
+}
+
+export interface MemoryBounds {
+  entries: number;
+  bytes: number;
+}
+
+interface Held {
+  stamp: string;
+  value: string;
+  expires: number;
+  bytes: number;
+}
+
+/** The in-process layer: least recently used first out, bounded in entries and in (approximate, UTF-16) bytes. */
+export class BoundedEntries {
+  private readonly held = new Map<string, Held>();
+  private bytes = 0;
+  constructor(private readonly bounds: MemoryBounds) {}
+
+  get(key: string, stamp: string): string | undefined {
+    const entry = this.held.get(key);
+    if (!entry) return undefined;
+    if (entry.stamp !== stamp || entry.expires <= Date.now()) {
+      this.delete(key, entry);
+      return undefined;
+    }
+    // Most recently used last.
+    this.held.delete(key);
+    this.held.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: string, stamp: string, value: string, expires: number): void {
+    const bytes = 2 * (key.length + stamp.length + value.length);
+    if (bytes > this.bounds.bytes) return;
+    const previous = this.held.get(key);
+    if (previous) this.delete(key, previous);
+    this.held.set(key, { stamp, value, expires, bytes });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.held) {
+      if (this.held.size <= this.bounds.entries && this.bytes <= this.bounds.bytes) break;
+      this.delete(oldest, entry);
+    }
+  }
+
+  clear(): void {
+    this.held.clear();
+    this.bytes = 0;
+  }
+
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.held.size, bytes: this.bytes };
+  }
+
+  private delete(key: string, entry: Held) {
+    this.held.delete(key);
+    this.bytes -= entry.bytes;
+  }
+}
+
+/**
+ * Redis holds the entries (each with its TTL), the generations (each kept longer than any entry: `generationTtlMs`) and
+ * the epoch. Every read first reads the generations it needs, in one round of commands; the entries this process holds
+ * with that stamp need nothing more, the others one more round. While Redis is away nothing is served and nothing
+ * kept; a write that could not reach Redis leaves this replica serving nothing until it has replaced the epoch, which
+ * drops every entry it might have left stale.
+ */
+export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationTtlMs: number, logger: Logger): EntityStore {
+  const local = new BoundedEntries(bounds);
+  let missedWrite = false;
+  const renewEpoch = async () => {
+    await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS);
+    local.clear();
+  };
+  const usable = async (): Promise<boolean> => {
+    if (!isConnected(redis)) return false;
+    if (!missedWrite) return true;
+    try {
+      await renewEpoch();
+      missedWrite = false;
+      logger.info('entity cache: epoch replaced after a missed invalidation');
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    async stamps(dependencies) {
+      if (!(await usable())) return undefined;
+      const names = [...new Set(dependencies.flat())];
+      try {
+        const [epoch, ...values] = await Promise.all([redis.get(EPOCH_KEY), ...names.map((name) => redis.get(generationKey(name)))]);
+        if (!epoch) {
+          // First use, or Redis restarted empty: an epoch no entry held anywhere can carry.
+          await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX');
+          return undefined;
+        }
+        const current = new Map(names.map((name, i) => [name, values[i] ?? UNSET]));
+        return dependencies.map((list) => [epoch, ...list.map((name) => current.get(name))].join('|'));
+      } catch (error) {
+        logger.warn({ err: error }, 'entity cache: generations unreadable');
+        return undefined;
+      }
+    },
+    async read(keys, stamps) {
+      const values = keys.map((key, i) => local.get(key, stamps[i]!));
+      const missing = keys.flatMap((key, i) => (values[i] === undefined ? [i] : []));
+      if (missing.length === 0) return values;
+      try {
+        const stored = await Promise.all(missing.map((i) => redis.get(entryKey(keys[i]!))));
+        missing.forEach((i, n) => {
+          const json = stored[n];
+          if (!json) return;
+          const entry = JSON.parse(json) as { s: string; x: number; v: string };
+          if (entry.s !== stamps[i] || entry.x <= Date.now()) return;
+          values[i] = entry.v;
+          local.set(keys[i]!, entry.s, entry.v, entry.x);
+        });
+      } catch (error) {
+        logger.warn({ err: error }, 'entity cache: entries unreadable');
+      }
+      return values;
+    },
+    write(entries) {
+      for (const { key, stamp, value, ttlMs } of entries) {
+        const expires = Date.now() + ttlMs;
+        local.set(key, stamp, value, expires);
+        redis.set(entryKey(key), JSON.stringify({ s: stamp, x: expires, v: value }), 'PX', ttlMs).catch((error: unknown) => {
+          logger.debug({ err: error }, 'entity cache: entry not kept');
+        });
+      }
+    },
+    async bump(generations) {
+      try {
+        if (!isConnected(redis)) throw new Error('Redis is not connected');
+        // A new random value, never a counter: a generation that expired and was set again cannot take the value an
+        // entry still held was stamped with.
+        await Promise.all(generations.map((generation) => redis.set(generationKey(generation), fresh(), 'PX', generationTtlMs)));
+      } catch (error) {
+        missedWrite = true;
+        local.clear();
+        throw error;
+      }
+    },
+    async purgeAll() {
+      local.clear();
+      await renewEpoch();
+    },
+  };
+}
+
+/** Without Redis: generations and entries in this process only (one replica). */
+export function memoryEntityStore(bounds: MemoryBounds): EntityStore {
+  const local = new BoundedEntries(bounds);
+  let epoch = fresh();
+  let generations = new Map<string, string>();
+  return {
+    async stamps(dependencies) {
+      return dependencies.map((list) => [epoch, ...list.map((name) => generations.get(name) ?? UNSET)].join('|'));
+    },
+    async read(keys, stamps) {
+      return keys.map((key, i) => local.get(key, stamps[i]!));
+    },
+    write(entries) {
+      for (const { key, stamp, value, ttlMs } of entries) local.set(key, stamp, value, Date.now() + ttlMs);
+    },
+    async bump(names) {
+      // Bounded like the entries: past the bound a new epoch, so that forgetting a generation revives nothing.
+      if (generations.size + names.length > bounds.entries) {
+        generations = new Map();
+        epoch = fresh();
+        local.clear();
+      }
+      for (const name of names) generations.set(name, fresh());
+    },
+    async purgeAll() {
+      epoch = fresh();
+      generations = new Map();
+      local.clear();
+    },
+  };
+}
