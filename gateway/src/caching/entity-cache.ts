@@ -364,7 +364,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       });
     },
     onSubgraphExecute({ subgraphName, executionRequest, executor, setExecutor }) {
-      if (executionRequest.operationType !== 'query' || executionRequest.info?.operation.operation === 'subscription') return;
+      if (executionRequest.operationType !== 'query' || executionRequest.info?.operation?.operation === 'subscription') return;
       const shape = shapeOf(executionRequest.document, subgraphName);
       if (shape.kind === 'uncached' || (shape.kind === 'root' && shape.policy.maxAge <= 0)) return;
       setExecutor(((request: ExecutionRequest) => {

@@ -105,23 +105,32 @@ export class BoundedEntries {
  * Redis holds the entries (each with its TTL), the generations (each kept longer than any entry: `generationTtlMs`) and
  * the epoch. Every read first reads the generations it needs, in one round of commands; the entries this process holds
  * with that stamp need nothing more, the others one more round. While Redis is away nothing is served and nothing
- * kept; a write that could not reach Redis leaves this replica serving nothing until it has replaced the epoch, which
- * drops every entry it might have left stale.
+ * kept. A replica that lost Redis (its connection closed, a command failed, a write's generations not set) serves
+ * nothing more until it has replaced the epoch, which drops every entry anywhere: a write that could not reach Redis
+ * meanwhile, through this replica or another, leaves no entry to be served stale once Redis is back.
  */
 export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationTtlMs: number, logger: Logger): EntityStore {
   const local = new BoundedEntries(bounds);
-  let missedWrite = false;
+  let unsure = false;
+  const lost = () => {
+    unsure = true;
+    local.clear();
+  };
+  redis.on('close', lost);
   const renewEpoch = async () => {
     await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS);
     local.clear();
   };
   const usable = async (): Promise<boolean> => {
-    if (!isConnected(redis)) return false;
-    if (!missedWrite) return true;
+    if (!isConnected(redis)) {
+      lost();
+      return false;
+    }
+    if (!unsure) return true;
     try {
       await renewEpoch();
-      missedWrite = false;
-      logger.info('entity cache: epoch replaced after a missed invalidation');
+      unsure = false;
+      logger.info('entity cache: epoch replaced, Redis being reachable again');
       return true;
     } catch {
       return false;
@@ -141,6 +150,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
         const current = new Map(names.map((name, i) => [name, values[i] ?? UNSET]));
         return dependencies.map((list) => [epoch, ...list.map((name) => current.get(name))].join('|'));
       } catch (error) {
+        lost();
         logger.warn({ err: error }, 'entity cache: generations unreadable');
         return undefined;
       }
@@ -180,8 +190,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
         // entry still held was stamped with.
         await Promise.all(generations.map((generation) => redis.set(generationKey(generation), fresh(), 'PX', generationTtlMs)));
       } catch (error) {
-        missedWrite = true;
-        local.clear();
+        lost();
         throw error;
       }
     },
