@@ -22,6 +22,7 @@ export const GATEWAYS_OPTIONS = {
   profile: { type: 'string' },
   heap: { type: 'string' },
   'ours-with': { type: 'string' },
+  'entity-cache': { type: 'string' },
   chart: { type: 'string', default: DEFAULT_CHART },
   help: { type: 'boolean', default: false },
 } as const;
@@ -54,6 +55,9 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
                       MALLOC_ARENA_MAX=2"): our gateway runs a second time, with them instead of its start script's
                       flags (gateway/package.json), beside the others, as "ours with <...>"; --ours-with= runs it on
                       V8's defaults
+  --entity-cache=<ttls>
+                      our gateway runs with ENTITY_CACHE=on and ENTITY_CACHE_TTLS=<ttls> (subgraph.Type=seconds,...;
+                      --entity-cache= for the @cacheControl hints alone)
   --chart <file>      where the chart goes: default ${chart} (git-ignored); --chart bench/results.svg
                       replaces the committed chart
   --help              this text`;

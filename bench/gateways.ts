@@ -75,6 +75,7 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     // High enough that the benchmark measures routing, not refusals.
     RATE_LIMIT_MAX: '1000000000',
     MAX_COMPLEXITY: '1000000',
+    ...(options['entity-cache'] !== undefined ? { ENTITY_CACHE: 'on', ENTITY_CACHE_TTLS: options['entity-cache'] } : {}),
   };
   // start() gives it the Node.js flags of its start script, as production runs it (V8's heap sized for its pod).
   await add('ours', builtEntry('gateway'), () => [], oursEnv, [...heap, ...profiled('ours')]);
