@@ -7,7 +7,7 @@ import { createLogger, toGlobalId } from '@ordergraph/core';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
 import { graphql, readCounter, token } from '@ordergraph/testkit';
-import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
+import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 // Users and orders carry no hints: these make their fetches cacheable (kept per caller, neither subgraph being listed
 // as answering every caller alike); the catalog's Product entities get a TTL too, its `price` having no hint.
@@ -23,8 +23,10 @@ const ALICE = toGlobalId('User', 'user-0001');
 const product = (n: number) => toGlobalId('Product', `product-${String(n).padStart(4, '0')}`);
 
 beforeAll(async () => {
-  supergraph = await startSupergraph({ redis: true, gateways: 2, gatewayEnv: { ENTITY_CACHE: 'on', ENTITY_CACHE_TTLS: TTLS } });
-  plain = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent' }), supergraph: supergraph.sdl, logger: createLogger('gateway', 'silent') });
+  // Signed subgraph calls, as in production: a fetch the cache narrows must be signed again.
+  const signing = { SUBGRAPH_SIGNING_SECRET: TEST_SIGNING_SECRET };
+  supergraph = await startSupergraph({ env: signing, redis: true, gateways: 2, gatewayEnv: { ENTITY_CACHE: 'on', ENTITY_CACHE_TTLS: TTLS } });
+  plain = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent', ...signing }), supergraph: supergraph.sdl, logger: createLogger('gateway', 'silent') });
   plainUrl = await plain.listen(0, '127.0.0.1');
   [admin, alice, bob] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001'), token('USER', 'user-0002')]);
 });
