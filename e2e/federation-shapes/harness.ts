@@ -52,7 +52,8 @@ const recording = (calls: string[]): ApolloServerPlugin => ({
   },
 });
 
-export async function serveShape(shape: Shape): Promise<ServedShape> {
+/** `gatewayEnv`: settings of our gateway beyond its defaults (the entity cache's suite turns it on). */
+export async function serveShape(shape: Shape, gatewayEnv: Record<string, string> = {}): Promise<ServedShape> {
   const stops: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     for (const stopOne of stops.reverse()) await stopOne();
@@ -75,7 +76,7 @@ export async function serveShape(shape: Shape): Promise<ServedShape> {
     if (composed.errors) throw new Error(`${shape.name} does not compose:\n  ${composed.errors.map((error) => error.message).join('\n  ')}`);
     const sdl = composed.supergraphSdl;
 
-    const gateway = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent' }), supergraph: sdl, logger: createLogger('gateway', 'silent') });
+    const gateway = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent', ...gatewayEnv }), supergraph: sdl, logger: createLogger('gateway', 'silent') });
     const gatewayUrl = await gateway.listen(0, '127.0.0.1');
     stops.push(() => gateway.stop());
 
