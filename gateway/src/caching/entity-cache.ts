@@ -3,7 +3,7 @@
 // by the writes that change them before their responses leave, and by an administrator's purge.
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { isAsyncIterable, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
+import { isAsyncIterable, mapAsyncIterator, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
 import { ErrorCode, setActiveSpanAttributes, type Logger } from '@ordergraph/core';
 import {
   GraphQLError,
@@ -48,6 +48,9 @@ export interface EntityCacheOptions extends PolicySettings {
 const entityGeneration = (type: string, id: string) => `e:${type}:${id}`;
 const purgeGeneration = (type: string) => `p:${type}`;
 const typeGeneration = (type: string) => `t:${type}`;
+
+/** The prefix of the aliases under which the response cache adds `__typename` and `id` to a mutation it executes. */
+const RESPONSE_CACHE_ALIAS = '__responseCache';
 
 const hash = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('base64url');
 
@@ -98,6 +101,8 @@ function writtenEntities(schema: GraphQLSchema, document: DocumentNode, operatio
     const visit = (set: SelectionSetNode) => {
       for (const selection of set.selections) {
         if (selection.kind === Kind.FIELD) {
+          // The response cache's own fields (response-cache.ts), where it runs first, say nothing of the client's.
+          if (selection.alias?.value.startsWith(RESPONSE_CACHE_ALIAS)) continue;
           const key = selection.alias?.value ?? selection.name.value;
           const field = fields.get(key) ?? { name: selection.name.value, sets: [] };
           if (selection.selectionSet) field.sets.push(selection.selectionSet);
@@ -155,6 +160,20 @@ function writtenEntities(schema: GraphQLSchema, document: DocumentNode, operatio
     // A failed root field may have committed before it failed: its types go whole.
     if (failed && (data?.[key] === null || data?.[key] === undefined)) for (const name of allOf(getNamedType(definition.type))) written.types.add(name);
     visitValue(data?.[key], definition.type, field.sets);
+  }
+  return written;
+}
+
+/** Every object type the operation's root fields may return, as written with no ID known. */
+function returnedTypes({ schema, document, operationName }: ExecutionArgs): Written {
+  const written: Written = { entities: new Map(), types: new Set() };
+  const operation = getOperationAST(document, operationName);
+  const fields = operation ? schema.getRootType(operation.operation)?.getFields() : undefined;
+  for (const selection of operation?.selectionSet.selections ?? []) {
+    const returned = selection.kind === Kind.FIELD ? fields?.[selection.name.value]?.type : undefined;
+    const named = returned && getNamedType(returned);
+    if (named && isObjectType(named)) written.types.add(named.name);
+    else if (named && isAbstractType(named)) for (const type of schema.getPossibleTypes(named)) written.types.add(type.name);
   }
   return written;
 }
@@ -352,7 +371,17 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
       setExecuteFn(async (executed: ExecutionArgs) => {
         const result = (await executeFn(executed)) as ExecutionResult | AsyncIterable<ExecutionResult>;
-        if (isAsyncIterable(result)) return result;
+        if (isAsyncIterable(result)) {
+          // In parts (@defer): every type its root fields return goes, before the first part (the write committed).
+          let dropped = false;
+          return mapAsyncIterator(result, async (part) => {
+            if (!dropped) {
+              dropped = true;
+              await bump(generationsOf(returnedTypes(executed)), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
+            }
+            return part;
+          });
+        }
         const generations = generationsOf(writtenEntities(executed.schema, executed.document, executed.operationName, result));
         if (generations.length > 0) {
           await bump(generations, 'mutation').catch((error: unknown) => {
