@@ -1,0 +1,104 @@
+// The entity cache's parts that need no process: what a subgraph fetch may keep, for how long and for whom
+// (fetch-policy.ts), and the bounds and generations of its in-process store (entity-store.ts).
+import { buildSchema, parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { cacheHints } from '../../src/caching/cache-control.js';
+import { BoundedEntries, memoryEntityStore } from '../../src/caching/entity-store.js';
+import { fetchShape, type PolicySettings } from '../../src/caching/fetch-policy.js';
+
+const schema = buildSchema(`
+  enum CacheControlScope { PUBLIC PRIVATE }
+  directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
+  directive @authenticated on FIELD_DEFINITION | OBJECT
+  type Query { product(id: ID!): Product @cacheControl(maxAge: 300) me: Account @cacheControl(maxAge: 30, scope: PRIVATE) version: String }
+  type Product { id: ID! name: String! @cacheControl(maxAge: 3600) price: Float! secret: String @authenticated @cacheControl(maxAge: 50) related: Product @cacheControl(maxAge: 40) }
+  type Shelf @cacheControl(maxAge: 120) { id: ID! label: String owner: Account }
+  type Account @cacheControl(maxAge: 20, scope: PRIVATE) { id: ID! email: String }
+`);
+const hints = cacheHints(schema);
+const settings: PolicySettings = { ttls: {}, maxTtlSeconds: 1000, sharedSubgraphs: new Set(['catalog']) };
+const entities = (selection: string, subgraph = 'catalog', overrides: Partial<PolicySettings> = {}) => {
+  const shape = fetchShape(schema, hints, parse(`query ($representations: [_Any!]!) { _entities(representations: $representations) { ${selection} } }`), subgraph, { ...settings, ...overrides });
+  if (shape.kind !== 'entities') throw new Error(`not an entity fetch: ${shape.kind}`);
+  return Object.fromEntries(shape.policies);
+};
+const root = (query: string, subgraph = 'catalog') => {
+  const shape = fetchShape(schema, hints, parse(query), subgraph, settings);
+  return shape.kind === 'root' ? shape.policy : shape.kind;
+};
+
+describe('what a subgraph fetch may keep', () => {
+  it("an entity's maxAge: its type's hint, lowered by each field selected; a field without one inherits the type's", () => {
+    expect(entities('... on Product { name }')).toEqual({ Product: { maxAge: 1000, shared: true, types: [] } });
+    expect(entities('... on Product { name price }')['Product']!.maxAge).toBe(0);
+    expect(entities('... on Shelf { label }')['Shelf']).toEqual({ maxAge: 120, shared: true, types: [] });
+    expect(entities('... on Product { name related { name } }')['Product']).toEqual({ maxAge: 40, shared: true, types: ['Product'] });
+  });
+
+  it('ENTITY_CACHE_TTLS replaces the hints per subgraph and type, 0 never caches, and the maximum caps it', () => {
+    expect(entities('... on Product { name price }', 'catalog', { ttls: { 'catalog.Product': 60 } })['Product']!.maxAge).toBe(60);
+    expect(entities('... on Product { name }', 'catalog', { ttls: { 'catalog.Product': 0 } })['Product']!.maxAge).toBe(0);
+    expect(entities('... on Product { name }', 'catalog', { ttls: { 'other.Product': 5 }, maxTtlSeconds: 10 })['Product']!.maxAge).toBe(10);
+  });
+
+  it('shares an entry only when nothing selected is PRIVATE or restricted, from a subgraph that answers all alike', () => {
+    expect(entities('... on Shelf { label owner { email } }')['Shelf']).toEqual({ maxAge: 20, shared: false, types: ['Account'] });
+    expect(entities('... on Account { email }')['Account']!.shared).toBe(false);
+    expect(entities('... on Product { name secret }')['Product']).toEqual({ maxAge: 50, shared: false, types: [] });
+    expect(entities('... on Product { name }', 'users')['Product']!.shared).toBe(false);
+  });
+
+  it('keeps nothing of a field the schema does not know', () => {
+    expect(entities('... on Product { name internal }')['Product']!.maxAge).toBe(0);
+  });
+
+  it('root-field fetches: the smallest maxAge over the fields; only queries, and only one unaliased _entities', () => {
+    expect(root('query ($id: ID!) { product(id: $id) { id name } }')).toEqual({ maxAge: 300, shared: true, types: ['Product'] });
+    expect(root('{ me { email } }')).toEqual({ maxAge: 30, shared: false, types: ['Account'] });
+    expect(root('{ version }')).toMatchObject({ maxAge: 0 });
+    expect(root('mutation { touch }')).toBe('uncached');
+    expect(root('query ($representations: [_Any!]!) { a: _entities(representations: $representations) { ... on Product { name } } }')).toBe('uncached');
+  });
+});
+
+describe('the in-process store', () => {
+  it('is bounded in entries and in bytes, the least recently used going first', () => {
+    const entries = new BoundedEntries({ entries: 2, bytes: 1000 });
+    const later = Date.now() + 60_000;
+    entries.set('a', 's', 'A', later);
+    entries.set('b', 's', 'B', later);
+    expect(entries.get('a', 's')).toBe('A');
+    entries.set('c', 's', 'C', later);
+    expect([entries.get('a', 's'), entries.get('b', 's'), entries.get('c', 's')]).toEqual(['A', undefined, 'C']);
+    const bytes = new BoundedEntries({ entries: 100, bytes: 100 });
+    bytes.set('x', 's', 'y'.repeat(30), later);
+    bytes.set('z', 's', 'y'.repeat(30), later);
+    expect(bytes.size.bytes).toBeLessThanOrEqual(100);
+    expect(bytes.get('x', 's')).toBeUndefined();
+    bytes.set('big', 's', 'y'.repeat(100), later);
+    expect(bytes.get('big', 's')).toBeUndefined();
+  });
+
+  it('serves an entry only with the stamp it was kept with, and not past its TTL', () => {
+    const entries = new BoundedEntries({ entries: 10, bytes: 10_000 });
+    entries.set('a', 'one', 'A', Date.now() + 60_000);
+    expect(entries.get('a', 'two')).toBeUndefined();
+    expect(entries.get('a', 'one')).toBeUndefined();
+    entries.set('b', 'one', 'B', Date.now() - 1);
+    expect(entries.get('b', 'one')).toBeUndefined();
+  });
+
+  it('a bumped generation changes the stamp of every entry depending on it, and nothing else', async () => {
+    const store = memoryEntityStore({ entries: 100, bytes: 100_000 });
+    const [product, other] = (await store.stamps([['e:Product:1', 't:Product'], ['e:Product:2']]))!;
+    store.write([{ key: 'k', stamp: product!, value: 'v', ttlMs: 60_000 }]);
+    expect(await store.read(['k'], [product!])).toEqual(['v']);
+    await store.bump(['e:Product:1']);
+    const [after, otherAfter] = (await store.stamps([['e:Product:1', 't:Product'], ['e:Product:2']]))!;
+    expect(after).not.toBe(product);
+    expect(otherAfter).toBe(other);
+    expect(await store.read(['k'], [after!])).toEqual([undefined]);
+    await store.purgeAll();
+    expect((await store.stamps([['e:Product:2']]))![0]).not.toBe(other);
+  });
+});
