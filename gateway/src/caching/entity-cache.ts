@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { isAsyncIterable, mapAsyncIterator, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
-import { ErrorCode, setActiveSpanAttributes, type Logger } from '@ordergraph/core';
+import { ErrorCode, setSpanAttributes, type Logger } from '@ordergraph/core';
 import {
   GraphQLError,
   Kind,
@@ -51,6 +51,16 @@ const typeGeneration = (type: string) => `t:${type}`;
 
 /** The prefix of the aliases under which the response cache adds `__typename` and `id` to a mutation it executes. */
 const RESPONSE_CACHE_ALIAS = '__responseCache';
+
+/** The span of a subgraph call, where Hive's OpenTelemetry plugin traces it (its context extension). */
+interface TracedContext {
+  openTelemetry?: { getExecutionRequestContext?(request: ExecutionRequest): unknown };
+}
+const markSpan = (request: ExecutionRequest, hits: number, misses: number) =>
+  setSpanAttributes((request.context as TracedContext | undefined)?.openTelemetry?.getExecutionRequestContext?.(request), {
+    'ordergraph.entity_cache.hits': hits,
+    'ordergraph.entity_cache.misses': misses,
+  });
 
 const hash = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('base64url');
 
@@ -273,7 +283,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     });
     for (const i of cacheable) lookups.inc({ subgraph, type: plans[i]!.type, result: answers[i] === undefined ? 'miss' : 'hit' });
     const missing = representations.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
-    setActiveSpanAttributes({ 'ordergraph.entity_cache.hits': representations.length - missing.length, 'ordergraph.entity_cache.misses': missing.length });
+    markSpan(request, representations.length - missing.length, missing.length);
     if (missing.length === 0) return { data: { _entities: answers } } satisfies Result;
 
     const narrowed = missing.length === representations.length ? request : { ...request, variables: { ...request.variables, representations: missing.map((i) => representations[i]) } };
@@ -309,7 +319,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     }
     const [held] = await store.read([key], stamps);
     lookups.inc({ subgraph, type, result: held === undefined ? 'miss' : 'hit' });
-    setActiveSpanAttributes({ 'ordergraph.entity_cache.hits': held === undefined ? 0 : 1, 'ordergraph.entity_cache.misses': held === undefined ? 1 : 0 });
+    markSpan(request, held === undefined ? 0 : 1, held === undefined ? 1 : 0);
     if (held !== undefined) return { data: JSON.parse(held) as Record<string, unknown> } satisfies Result;
     const fetched = (await executor(request)) as Result | AsyncIterable<Result>;
     if (!isAsyncIterable(fetched) && fetched.data && !fetched.errors?.length) {

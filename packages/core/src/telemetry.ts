@@ -133,7 +133,12 @@ export function recordDelivery(name: string, carrier: TraceCarrier | undefined, 
   api.trace.getTracer('ordergraph').startSpan(name, { root: true, kind: api.SpanKind.CONSUMER, attributes, links }).end();
 }
 
-/** Adds attributes to the span active now (the gateway's subgraph call, for instance); nothing while tracing is off. */
-export function setActiveSpanAttributes(attributes: Record<string, string | number | boolean>): void {
-  api?.trace.getActiveSpan()?.setAttributes(attributes);
+/**
+ * Adds attributes to the span of an OpenTelemetry context (one Hive's plugin hands out for a subgraph call, say), else to
+ * the span active now; nothing while tracing is off.
+ */
+export function setSpanAttributes(context: unknown, attributes: Record<string, string | number | boolean>): void {
+  if (!api) return;
+  const span = context ? api.trace.getSpan(context as OpenTelemetryApi.Context) : api.trace.getActiveSpan();
+  span?.setAttributes(attributes);
 }
