@@ -111,6 +111,10 @@ export class BoundedEntries {
  */
 export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationTtlMs: number, logger: Logger): EntityStore {
   const local = new BoundedEntries(bounds);
+  // One MGET on a single Redis; in a Cluster, whose keys of different slots share no command, one GET each (sent
+  // together all the same).
+  const getMany = (keys: string[]): Promise<(string | null)[]> =>
+    keys.length === 0 ? Promise.resolve([]) : redis.isCluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(keys);
   let unsure = false;
   const lost = () => {
     unsure = true;
@@ -141,7 +145,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       if (!(await usable())) return undefined;
       const names = [...new Set(dependencies.flat())];
       try {
-        const [epoch, ...values] = await Promise.all([redis.get(EPOCH_KEY), ...names.map((name) => redis.get(generationKey(name)))]);
+        const [epoch, ...values] = await getMany([EPOCH_KEY, ...names.map(generationKey)]);
         if (!epoch) {
           // First use, or Redis restarted empty: an epoch no entry held anywhere can carry.
           await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX');
@@ -160,7 +164,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       const missing = keys.flatMap((key, i) => (values[i] === undefined ? [i] : []));
       if (missing.length === 0) return values;
       try {
-        const stored = await Promise.all(missing.map((i) => redis.get(entryKey(keys[i]!))));
+        const stored = await getMany(missing.map((i) => entryKey(keys[i]!)));
         missing.forEach((i, n) => {
           const json = stored[n];
           if (!json) return;
