@@ -47,7 +47,7 @@ describe('a Redis Cluster of three primaries', () => {
   let admin: string;
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    deployment = await startReplicas(2, { env: { REDIS_CLUSTER_NODES: cluster.nodes }, gatewayEnv: { RATE_LIMIT_EXPENSIVE_MAX: '4' } });
+    deployment = await startReplicas(2, { env: { REDIS_CLUSTER_NODES: cluster.nodes }, gatewayEnv: { RATE_LIMIT_EXPENSIVE_MAX: '4', ENTITY_CACHE: 'on' } });
     admin = await token('ADMIN', 'user-0000');
   });
   afterAll(async () => {
@@ -83,6 +83,21 @@ describe('a Redis Cluster of three primaries', () => {
 
   it('delivers order events across replicas', async () => {
     await expectSharedEvents(deployment, admin);
+  });
+
+  it('shares the entity cache, and a write through one replica is read back through the other', async () => {
+    const [a, b] = [deployment.replicas[0]!.url, deployment.replicas[1]!.url];
+    const hits = (url: string) => readCounter(url.replace('/graphql', '/metrics'), 'gateway_entity_cache_lookups_total', { result: 'hit' });
+    // Signed in: the entity cache answers, not the response cache (anonymous callers only).
+    const query = productQuery(16);
+    for (let i = 0; i < 3; i++) expect((await graphql(a, query, { token: admin })).body.errors).toBeUndefined();
+    const before = await hits(b);
+    await graphql(b, query, { token: admin });
+    expect(await hits(b)).toBe(before + 1);
+    const id = toGlobalId('Product', 'product-0016');
+    const update = await graphql(b, `mutation ($id: ID!) { updateProduct(id: $id, input: { name: "Clustered chair" }) { id } }`, { variables: { id }, token: admin });
+    expect(update.body.errors).toBeUndefined();
+    expect((await graphql(a, query, { token: admin })).body.data!.product.name).toBe('Clustered chair');
   });
 });
 
