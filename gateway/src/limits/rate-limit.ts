@@ -153,14 +153,13 @@ export const COST_BUCKET = 'cost';
 export const rateLimitKey = (limiter: 'standard' | 'expensive' | 'cost', client: string, bucket: string): string =>
   `${KEY_PREFIX}:${limiter}:${bucketKey(client, bucket)}`;
 
-function rateLimited(operation: string, limit: number, windowMs: number, retryAfterMs: number, client: ClientIdentity): GraphQLError {
+function rateLimited(operation: string, limit: number, windowMs: number, retryAfterMs: number): GraphQLError {
   const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new GraphQLError(`Rate limit exceeded: at most ${limit} ${operation} requests per ${windowMs} ms; retry in ${retryAfter} s`, {
     extensions: {
       code: ErrorCode.RATE_LIMITED,
       operation,
       limit,
-      client: client.name,
       windowMs,
       retryAfterMs,
       http: { status: 429, headers: { 'Retry-After': String(retryAfter) } },
@@ -191,7 +190,7 @@ export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefi
       try {
         await counter.consume(keyOf(clientKey(request, context as ServerContext, settings.trustProxyHops), bucket), 1, limit);
       } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) throw rateLimited(bucket, limit, settings.windowMs, rejection.msBeforeNext, client);
+        if (rejection instanceof RateLimiterRes) throw rateLimited(bucket, limit, settings.windowMs, rejection.msBeforeNext);
         throw rejection;
       }
     },
@@ -208,14 +207,13 @@ export interface CostBudgetSettings {
   trustProxyHops: number;
 }
 
-function costBudgetExceeded(perWindow: number, windowMs: number, cost: number, retryAfterMs: number, client: ClientIdentity): GraphQLError {
+function costBudgetExceeded(perWindow: number, windowMs: number, cost: number, retryAfterMs: number): GraphQLError {
   const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new GraphQLError(`Cost budget exceeded: at most ${perWindow} of estimated cost per ${windowMs} ms, this operation costs ${cost}; retry in ${retryAfter} s`, {
     extensions: {
       code: ErrorCode.RATE_LIMITED,
       operation: COST_BUCKET,
       limit: perWindow,
-      client: client.name,
       cost,
       windowMs,
       retryAfterMs,
@@ -248,7 +246,7 @@ export function useCostRateLimit(settings: CostBudgetSettings, redis: Redis | un
       await budget.consume(keyOf(clientKey(context.request, context, settings.trustProxyHops), COST_BUCKET), cost, perWindow);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      setResultAndStopExecution({ errors: [costBudgetExceeded(perWindow, settings.windowMs, cost, rejection.msBeforeNext, client)] });
+      setResultAndStopExecution({ errors: [costBudgetExceeded(perWindow, settings.windowMs, cost, rejection.msBeforeNext)] });
     }
   };
   return { onExecute: consume, onSubscribe: consume };
