@@ -9,7 +9,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_JWT_SECRET, createLogger, createRedis, toGlobalId, type Redis } from '@ordergraph/core';
 import { rateLimitKey } from '@ordergraph/gateway';
-import { graphql, readCounter, startOtlpReceiver, startRedis, token, waitFor, type GraphQLResponse, type OtlpReceiver, type TestRedis } from '@ordergraph/testkit';
+import { graphql, readCounter, startOtlpReceiver, startRedis, subscribe, token, waitFor, wsClient, type GraphQLResponse, type OtlpReceiver, type SubscribeRequest, type TestRedis } from '@ordergraph/testkit';
 import { startProcessSupergraph, type ProcessSupergraph } from '@ordergraph/testkit/e2e';
 
 const WEB_PRODUCTS = 'query WebProducts { products(limit: 1) { id } }';
@@ -122,6 +122,21 @@ describe('per-client safelist', () => {
     }
     // Hive's header names the client as well.
     expect((await byDocumentId('web-products', hive('web'))).status).toBe(200);
+  });
+
+  it("over graphql-ws, takes the client from connection_init's payload, as a browser cannot send headers", async () => {
+    const once = async (client: string) => {
+      const ws = wsClient(supergraph.url, { connectionParams: apollo(client, '2.0.0') });
+      try {
+        const request: SubscribeRequest & { documentId: string } = { query: '', documentId: 'web-products' };
+        return (await subscribe(ws, '', undefined, request).received(1))[0]!;
+      } finally {
+        await ws.dispose();
+      }
+    };
+    expect((await once('web')).data?.['products']).toHaveLength(1);
+    expect((await once('ios')).errors?.[0]?.extensions?.['code']).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect(await requests({ operation: 'WebProducts', client_name: 'web', client_version: '2.0.0' })).toBe(1);
   });
 
   it('serves an operation without a clientName to every client', async () => {
