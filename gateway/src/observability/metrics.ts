@@ -88,7 +88,7 @@ export function useMetrics(registry: Registry, settings: MetricsSettings): Gatew
   });
   const inFlight = new Gauge({ name: 'gateway_subgraph_requests_in_flight', help: 'Calls to each subgraph awaiting an answer', labelNames: ['subgraph'], registers: [registry] });
   const operationOf = operationLabels(settings.operationNames);
-  const clientOfRequest = clientLabels(settings.clientNames, settings.clientVersions);
+  const clientLabelsOf = clientLabels(settings.clientNames, settings.clientVersions);
   // Series start at zero when a subgraph is first called, so rate() and alerts see them before the first timeout.
   const seen = new Set<string>();
   const firstCall = (subgraph: string) => {
@@ -113,7 +113,7 @@ export function useMetrics(registry: Registry, settings: MetricsSettings): Gatew
     onExecute({ args }) {
       const end = requests.startTimer();
       const operation = operationOf(args.document, args.operationName);
-      const client = clientOfRequest(clientOf(args.contextValue));
+      const client = clientLabelsOf(clientOf(args.contextValue));
       return {
         onExecuteDone({ result }) {
           // The errors of a request whose client left are the gateway's own cancelling: not the operation's, nor a subgraph's.
