@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { toGlobalId } from '@ordergraph/core';
 import { seedData } from '@ordergraph/seed';
-import { freePort, startRedis, token } from '@ordergraph/testkit';
+import { assembled, freePort, partsOf, startRedis, token } from '@ordergraph/testkit';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
 import { SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
 import { sample, seededRandom } from './workloads.js';
@@ -39,41 +39,10 @@ const MODES = [
   { name: '@stream, incrementalSpec=v0.2', accept: 'multipart/mixed;incrementalSpec=v0.2', query: `query Order($id: ID!) { order(id: $id) { id status total user { name email } items @stream(initialCount: 1) { ${FIELDS} } } }` },
 ] as const;
 
-interface Part {
-  data?: Record<string, unknown>;
-  errors?: unknown[];
-  pending?: { id: string; path: (string | number)[] }[];
-  incremental?: { id?: string; path?: (string | number)[]; data?: Record<string, unknown>; items?: unknown[]; errors?: unknown[] }[];
-  completed?: { id: string; errors?: unknown[] }[];
-}
-
-/** The parts of a multipart/mixed answer, or a JSON answer as its one part. */
-function partsOf(contentType: string, text: string): Part[] {
-  const boundary = /boundary="?([^";]+)"?/.exec(contentType)?.[1];
-  if (!contentType.startsWith('multipart/mixed') || !boundary) return [JSON.parse(text) as Part];
-  return text
-    .split(`--${boundary}`)
-    .map((chunk) => chunk.split('\r\n\r\n').slice(1).join('\r\n\r\n').trim())
-    .filter((body) => body.length > 0)
-    .map((body) => JSON.parse(body) as Part);
-}
-
-/** An answer put back together, in either format; throws on an error anywhere. */
-function assembled(parts: Part[]): unknown {
-  const data = parts[0]!.data as Record<string, any>;
-  const pending = new Map<string, (string | number)[]>();
-  const at = (path: (string | number)[]) => path.reduce<any>((value, key) => value[key], data);
-  for (const part of parts) {
-    if (part.errors?.length) throw new Error(JSON.stringify(part.errors));
-    for (const { id, path } of part.pending ?? []) pending.set(id, path);
-    for (const entry of part.incremental ?? []) {
-      if (entry.errors?.length) throw new Error(JSON.stringify(entry.errors));
-      const path = entry.id !== undefined ? pending.get(entry.id)! : entry.items ? entry.path!.slice(0, -1) : entry.path!;
-      if (entry.items) at(path).push(...entry.items);
-      else Object.assign(at(path), entry.data);
-    }
-    for (const entry of part.completed ?? []) if (entry.errors?.length) throw new Error(JSON.stringify(entry.errors));
-  }
+/** An answer in parts put back together; an error anywhere is a wrong answer. */
+function assembledData(contentType: string, text: string): unknown {
+  const { data, errors } = assembled(partsOf(contentType, text));
+  if (errors.length > 0) throw new Error(JSON.stringify(errors));
   return data;
 }
 
@@ -109,7 +78,7 @@ async function main() {
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: mode.accept, authorization }, body: JSON.stringify({ query: mode.query, variables: { id } }) });
     const text = await response.text();
     if (response.status !== 200) throw new Error(`${mode.name}: ${response.status} ${text.slice(0, 300)}`);
-    return assembled(partsOf(response.headers.get('content-type') ?? '', text));
+    return assembledData(response.headers.get('content-type') ?? '', text);
   };
   // Every mode's answer to every order, put together, is the whole answer to it.
   const expected = new Map<string, string>();
