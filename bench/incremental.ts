@@ -3,16 +3,13 @@
 // defer), the last two in either incremental format. The seeded subgraphs, Redis and our gateway run in processes of
 // their own, as `npm run bench` starts them; modes alternate their order round by round. Every answer is put back
 // together and checked against the whole answer to its order. `npm run bench:incremental -- --help` lists the options.
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { resolve } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { toGlobalId } from '@ordergraph/core';
 import { seedData } from '@ordergraph/seed';
 import { assembled, freePort, partsOf, startRedis, token } from '@ordergraph/testkit';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, buildEntries, builtEntry, machineLine, start, startSeededSubgraphs, stopAll, stopOnSignals } from './processes.js';
 import { sample, seededRandom } from './workloads.js';
 
 const { values: options } = parseArgs({
@@ -51,23 +48,15 @@ async function main() {
   const seconds = Number(options.duration);
   const concurrency = Number(options.concurrency);
   console.log(`incremental delivery benchmark: ${rounds} rounds x ${seconds} s per mode, ${concurrency} in flight, node ${process.version}`);
-  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(machineLine());
   buildEntries();
   const redis = await startRedis();
   stopOnSignals(async () => {
     await stopAll(3_000);
     await redis.close();
   });
-  const ports = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
-  const urls = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, `http://127.0.0.1:${port}/graphql`]));
-  const health = (name: string) => urls[name]!.replace('/graphql', '/healthz');
-  const subgraphs = [
-    await start('catalog', builtEntry('services/catalog'), [], { PORT: String(ports.catalog), SEED: 'true' }, health('catalog')),
-    await start('orders', builtEntry('services/orders'), [], { PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, health('orders')),
-    await start('users', builtEntry('services/users'), [], { PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, health('users')),
-  ];
-  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-incremental.${process.pid}.graphql`);
-  writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
+  const { processes, supergraphPath } = await startSeededSubgraphs(redis.url);
+  const subgraphs = Object.values(processes);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/graphql`;
   const gateway = await start('gateway', builtEntry('gateway'), [], { PORT: String(port), SUPERGRAPH_PATH: supergraphPath, REDIS_URL: redis.url, RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000' }, url.replace('/graphql', '/healthz'));
