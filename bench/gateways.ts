@@ -7,16 +7,15 @@
 // (gateways-options.ts).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, buildEntries, builtEntry, machineLine, start, startSeededSubgraphs, stopAll, stopOnSignals } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
 import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type Outcome, type Write } from './workloads.js';
@@ -275,23 +274,14 @@ async function checkWrites(scenario: VariedScenario, gateways: Gateway[], viewer
 async function main() {
   const started = new Date();
   console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
-  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(machineLine());
   buildEntries();
   const redis = await startRedis();
   stopOnSignals(async () => {
     await stopAll(3_000);
     await redis.close();
   });
-  const subgraphs = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
-  const urls = Object.fromEntries(Object.entries(subgraphs).map(([name, port]) => [name, `http://127.0.0.1:${port}/graphql`]));
-  console.log('starting subgraphs (production mode, seeded embedded stores)');
-  const subgraphProcesses = {
-    catalog: await start('catalog', builtEntry('services/catalog'), [], { PORT: String(subgraphs.catalog), SEED: 'true' }, urls['catalog']!.replace('/graphql', '/healthz')),
-    orders: await start('orders', builtEntry('services/orders'), [], { PORT: String(subgraphs.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, urls['orders']!.replace('/graphql', '/healthz')),
-    users: await start('users', builtEntry('services/users'), [], { PORT: String(subgraphs.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, urls['users']!.replace('/graphql', '/healthz')),
-  };
-  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
-  writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
+  const { urls, processes: subgraphProcesses, supergraphPath } = await startSeededSubgraphs(redis.url);
   console.log('starting gateways');
   const gateways = await startGateways(supergraphPath, redis.url);
   const authorization = `Bearer ${await token('ADMIN', 'user-0000', { secret: SECRET })}`;

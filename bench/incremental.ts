@@ -3,16 +3,13 @@
 // defer), the last two in either incremental format. The seeded subgraphs, Redis and our gateway run in processes of
 // their own, as `npm run bench` starts them; modes alternate their order round by round. Every answer is put back
 // together and checked against the whole answer to its order. `npm run bench:incremental -- --help` lists the options.
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
-import { resolve } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { toGlobalId } from '@ordergraph/core';
 import { seedData } from '@ordergraph/seed';
-import { freePort, startRedis, token } from '@ordergraph/testkit';
+import { assembled, freePort, partsOf, startRedis, token } from '@ordergraph/testkit';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, buildEntries, builtEntry, machineLine, start, startSeededSubgraphs, stopAll, stopOnSignals } from './processes.js';
 import { sample, seededRandom } from './workloads.js';
 
 const { values: options } = parseArgs({
@@ -39,41 +36,10 @@ const MODES = [
   { name: '@stream, incrementalSpec=v0.2', accept: 'multipart/mixed;incrementalSpec=v0.2', query: `query Order($id: ID!) { order(id: $id) { id status total user { name email } items @stream(initialCount: 1) { ${FIELDS} } } }` },
 ] as const;
 
-interface Part {
-  data?: Record<string, unknown>;
-  errors?: unknown[];
-  pending?: { id: string; path: (string | number)[] }[];
-  incremental?: { id?: string; path?: (string | number)[]; data?: Record<string, unknown>; items?: unknown[]; errors?: unknown[] }[];
-  completed?: { id: string; errors?: unknown[] }[];
-}
-
-/** The parts of a multipart/mixed answer, or a JSON answer as its one part. */
-function partsOf(contentType: string, text: string): Part[] {
-  const boundary = /boundary="?([^";]+)"?/.exec(contentType)?.[1];
-  if (!contentType.startsWith('multipart/mixed') || !boundary) return [JSON.parse(text) as Part];
-  return text
-    .split(`--${boundary}`)
-    .map((chunk) => chunk.split('\r\n\r\n').slice(1).join('\r\n\r\n').trim())
-    .filter((body) => body.length > 0)
-    .map((body) => JSON.parse(body) as Part);
-}
-
-/** An answer put back together, in either format; throws on an error anywhere. */
-function assembled(parts: Part[]): unknown {
-  const data = parts[0]!.data as Record<string, any>;
-  const pending = new Map<string, (string | number)[]>();
-  const at = (path: (string | number)[]) => path.reduce<any>((value, key) => value[key], data);
-  for (const part of parts) {
-    if (part.errors?.length) throw new Error(JSON.stringify(part.errors));
-    for (const { id, path } of part.pending ?? []) pending.set(id, path);
-    for (const entry of part.incremental ?? []) {
-      if (entry.errors?.length) throw new Error(JSON.stringify(entry.errors));
-      const path = entry.id !== undefined ? pending.get(entry.id)! : entry.items ? entry.path!.slice(0, -1) : entry.path!;
-      if (entry.items) at(path).push(...entry.items);
-      else Object.assign(at(path), entry.data);
-    }
-    for (const entry of part.completed ?? []) if (entry.errors?.length) throw new Error(JSON.stringify(entry.errors));
-  }
+/** An answer in parts put back together; an error anywhere is a wrong answer. */
+function assembledData(contentType: string, text: string): unknown {
+  const { data, errors } = assembled(partsOf(contentType, text));
+  if (errors.length > 0) throw new Error(JSON.stringify(errors));
   return data;
 }
 
@@ -82,23 +48,15 @@ async function main() {
   const seconds = Number(options.duration);
   const concurrency = Number(options.concurrency);
   console.log(`incremental delivery benchmark: ${rounds} rounds x ${seconds} s per mode, ${concurrency} in flight, node ${process.version}`);
-  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(machineLine());
   buildEntries();
   const redis = await startRedis();
   stopOnSignals(async () => {
     await stopAll(3_000);
     await redis.close();
   });
-  const ports = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
-  const urls = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, `http://127.0.0.1:${port}/graphql`]));
-  const health = (name: string) => urls[name]!.replace('/graphql', '/healthz');
-  const subgraphs = [
-    await start('catalog', builtEntry('services/catalog'), [], { PORT: String(ports.catalog), SEED: 'true' }, health('catalog')),
-    await start('orders', builtEntry('services/orders'), [], { PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, health('orders')),
-    await start('users', builtEntry('services/users'), [], { PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, health('users')),
-  ];
-  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-incremental.${process.pid}.graphql`);
-  writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
+  const { processes, supergraphPath } = await startSeededSubgraphs(redis.url);
+  const subgraphs = Object.values(processes);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/graphql`;
   const gateway = await start('gateway', builtEntry('gateway'), [], { PORT: String(port), SUPERGRAPH_PATH: supergraphPath, REDIS_URL: redis.url, RATE_LIMIT_MAX: '1000000000', MAX_COMPLEXITY: '1000000' }, url.replace('/graphql', '/healthz'));
@@ -109,7 +67,7 @@ async function main() {
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: mode.accept, authorization }, body: JSON.stringify({ query: mode.query, variables: { id } }) });
     const text = await response.text();
     if (response.status !== 200) throw new Error(`${mode.name}: ${response.status} ${text.slice(0, 300)}`);
-    return assembled(partsOf(response.headers.get('content-type') ?? '', text));
+    return assembledData(response.headers.get('content-type') ?? '', text);
   };
   // Every mode's answer to every order, put together, is the whole answer to it.
   const expected = new Map<string, string>();

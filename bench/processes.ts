@@ -1,9 +1,13 @@
 // The processes a benchmark starts (subgraphs, gateways, load generators), each a Node.js process of its own, and
 // their teardown: on the normal way out, on failure and on Ctrl-C, no child outlives the command.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
+import { freePort } from '@ordergraph/testkit';
 import { startFlags } from '../scripts/deployment-files.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -153,4 +157,32 @@ export function stopOnSignals(cleanup: () => Promise<void>): void {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('exit', kill);
+}
+
+/** The machine a run measures, and how busy it is: printed first by every benchmark. */
+export const machineLine = (): string =>
+  `machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
+
+export interface SeededSubgraphs {
+  /** Each subgraph's /graphql URL, by name. */
+  urls: Record<'users' | 'orders' | 'catalog', string>;
+  processes: Record<'users' | 'orders' | 'catalog', ChildProcess>;
+  /** The supergraph composed over them, in a temporary file. */
+  supergraphPath: string;
+}
+
+/** The three subgraphs on their seed (production mode, embedded stores), each a process, and the supergraph over them. */
+export async function startSeededSubgraphs(redisUrl: string): Promise<SeededSubgraphs> {
+  const ports = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
+  const urls = { users: `http://127.0.0.1:${ports.users}/graphql`, orders: `http://127.0.0.1:${ports.orders}/graphql`, catalog: `http://127.0.0.1:${ports.catalog}/graphql` };
+  const health = (url: string) => url.replace('/graphql', '/healthz');
+  process.stdout.write('starting subgraphs (production mode, seeded embedded stores)\n');
+  const processes = {
+    catalog: await start('catalog', builtEntry('services/catalog'), [], { PORT: String(ports.catalog), SEED: 'true' }, health(urls.catalog)),
+    orders: await start('orders', builtEntry('services/orders'), [], { PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls.catalog, REDIS_URL: redisUrl }, health(urls.orders)),
+    users: await start('users', builtEntry('services/users'), [], { PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog }, health(urls.users)),
+  };
+  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
+  writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
+  return { urls, processes, supergraphPath };
 }

@@ -6,7 +6,7 @@ import { ApolloClient, HttpLink, InMemoryCache, NetworkStatus, gql } from '@apol
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from '@apollo/client/incremental';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
-import { graphql, stream, token, withoutRequestIds, wsClient } from '@ordergraph/testkit';
+import { assembled, graphql, partsOf, stream, token, withoutRequestIds, wsClient, type Part } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 const orderId = toGlobalId('Order', 'order-0001');
@@ -15,19 +15,6 @@ const aliceId = toGlobalId('User', 'user-0001');
 /** What Apollo Client 4's HttpLink sends for an operation with @defer (its Defer20220824Handler). */
 const DEFER_ACCEPT = 'multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9';
 
-type Errors = { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
-
-/** A part in either format: 2022-08-24's `incremental` entries carry a `path`, the current format's an `id`. */
-interface Part {
-  data?: Record<string, any> | null;
-  errors?: Errors;
-  pending?: { id: string; path: (string | number)[]; label?: string }[];
-  incremental?: { id?: string; data?: Record<string, any> | null; items?: unknown[] | null; path?: (string | number)[]; label?: string; errors?: Errors }[];
-  completed?: { id: string; errors?: Errors }[];
-  extensions?: Record<string, any>;
-  hasNext: boolean;
-}
-
 interface Answer {
   status: number;
   contentType: string | null;
@@ -35,7 +22,7 @@ interface Answer {
   parts: Part[];
 }
 
-/** POSTs an operation and reads every part of a multipart/mixed answer (RFC 2046: parts between `--boundary` lines). */
+/** POSTs an operation and reads every part of its answer. */
 async function post(url: string, query: string, options: { token?: string; accept?: string; variables?: Record<string, unknown>; headers?: Record<string, string> } = {}): Promise<Answer> {
   const response = await fetch(url, {
     method: 'POST',
@@ -48,39 +35,13 @@ async function post(url: string, query: string, options: { token?: string; accep
     body: JSON.stringify({ query, variables: options.variables }),
   });
   const contentType = response.headers.get('content-type');
-  const text = await response.text();
-  const boundary = /boundary="?([^";]+)"?/.exec(contentType ?? '')?.[1];
-  if (!contentType?.startsWith('multipart/mixed') || !boundary) return { status: response.status, contentType, parts: [withoutRequestIds(JSON.parse(text) as Part, response.headers)] };
-  const parts = text
-    .split(`--${boundary}`)
-    .map((chunk) => chunk.split('\r\n\r\n').slice(1).join('\r\n\r\n').trim())
-    .filter((body) => body.length > 0)
-    .map((body) => JSON.parse(body) as Part)
-    // Every error of every part names the request, as a single answer's do (checked, then removed).
-    .map((part) => ({
-      ...withoutRequestIds(part, response.headers),
-      ...(part.incremental ? { incremental: part.incremental.map((entry) => withoutRequestIds(entry, response.headers)) } : {}),
-    }));
+  // Every error of every part names the request, as a single answer's do (checked, then removed).
+  const parts = partsOf(contentType, await response.text()).map((part) => ({
+    ...withoutRequestIds(part, response.headers),
+    ...(part.incremental ? { incremental: part.incremental.map((entry) => withoutRequestIds(entry, response.headers)) } : {}),
+    ...(part.completed ? { completed: part.completed.map((entry) => withoutRequestIds(entry, response.headers)) } : {}),
+  }));
   return { status: response.status, contentType, parts };
-}
-
-/** An answer in parts put back together, in either format: what a client of it ends with. */
-function assembled(parts: Part[]): { data: Record<string, any>; errors: Errors } {
-  const data = structuredClone(parts[0]!.data ?? {});
-  const errors: Errors = [...(parts[0]!.errors ?? [])];
-  const pending = new Map<string, (string | number)[]>();
-  const at = (path: (string | number)[]) => path.reduce<any>((value, key) => value[key], data);
-  for (const part of parts) {
-    for (const { id, path } of part.pending ?? []) pending.set(id, path);
-    for (const entry of part.incremental ?? []) {
-      const path = entry.id !== undefined ? pending.get(entry.id)! : entry.items ? entry.path!.slice(0, -1) : entry.path!;
-      if (entry.items) at(path).push(...entry.items);
-      else Object.assign(at(path), entry.data);
-      errors.push(...(entry.errors ?? []));
-    }
-    for (const entry of part.completed ?? []) errors.push(...(entry.errors ?? []));
-  }
-  return { data, errors };
 }
 
 /** Watches a query through Apollo Client 4 with an incremental handler, until its last part is in (network status ready). */

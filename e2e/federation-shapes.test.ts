@@ -1,8 +1,10 @@
 // Foreign federation shapes (@interfaceObject, @provides, null keys, node(id), @requires, unions, @override) through
 // our gateway for every kind of caller and through the bare Hive Gateway runtime: all must give the answer written by
-// hand, and the response cache must not change what an anonymous caller's query asks of the subgraphs.
+// hand, and the response cache must not change what an anonymous caller's query asks of the subgraphs. Deferred whole
+// (the JavaScript planner's path), each query must add up, part by part, to the same answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { graphql, token } from '@ordergraph/testkit';
+import { assembled, graphql, partsOf, token } from '@ordergraph/testkit';
+import { Kind, parse, print, visit } from 'graphql';
 import { serveShape, type ServedShape } from './federation-shapes/harness.js';
 import { SHAPES } from './federation-shapes/shapes.js';
 
@@ -15,6 +17,33 @@ beforeAll(async () => {
 async function answer(url: string, query: string, bearer?: string) {
   const { body } = await graphql(url, query, bearer ? { token: bearer } : {});
   return { data: body.data, errorCodes: (body.errors ?? []).map((error) => error.extensions?.['code'] as unknown) };
+}
+
+/** The query with its whole selection deferred: `{ ... @defer { <the query's selections> } }`. */
+const deferredWhole = (query: string): string =>
+  print(
+    visit(parse(query), {
+      OperationDefinition: (node) => ({
+        ...node,
+        selectionSet: {
+          kind: Kind.SELECTION_SET,
+          selections: [{ kind: Kind.INLINE_FRAGMENT, directives: [{ kind: Kind.DIRECTIVE, name: { kind: Kind.NAME, value: 'defer' } }], selectionSet: node.selectionSet }],
+        },
+      }),
+    }),
+  );
+
+/** The same comparison for an answer in parts (the current format), put back together. */
+async function answerInParts(url: string, query: string, bearer?: string) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed;incrementalSpec=v0.2', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+    body: JSON.stringify({ query }),
+  });
+  const parts = partsOf(response.headers.get('content-type'), await response.text());
+  expect(parts.length).toBeGreaterThan(1);
+  const { data, errors } = assembled(parts);
+  return { data, errorCodes: errors.map((error) => error.extensions?.['code'] as unknown) };
 }
 
 /** The operations each subgraph received since the last call, each subgraph's in order of arrival. */
@@ -52,6 +81,12 @@ for (const shape of SHAPES) {
         // No @cacheControl here, so nothing is cached: the anonymous query asks exactly what the administrator's did.
         expect(anonymousCalls).toEqual(adminCalls);
         expect(Object.values(adminCalls).flat().length).toBeGreaterThan(0);
+      });
+
+      it(`${query}, deferred whole`, async () => {
+        const deferred = deferredWhole(query);
+        const expected = { data, errorCodes };
+        for (const bearer of [undefined, tokens.USER, tokens.ADMIN]) expect(await answerInParts(served.gateway, deferred, bearer)).toEqual(expected);
       });
     }
   });

@@ -6,7 +6,11 @@
 //   --token <jwt>                bearer token for --gateway where introspection is for administrators only
 //   --config <supergraph.yaml>   another supergraph config
 //   --operations <path>          the operations clients send: a trusted-documents manifest (.json) or a folder of
-//                                .graphql documents (repeatable); the report names each one the change breaks, and why
+//                                .graphql documents (repeatable); the report names each one the change breaks, and why,
+//                                and for each breaking change the clients whose operations use it (a manifest entry's
+//                                `clientName`)
+//   --operations-by-client <dir> the same from a folder per client (`<dir>/web/`, `<dir>/ios/`, or `<dir>/web.json`),
+//                                each named for its client (repeatable)
 //   --allow-unused-breaking      with --operations: a breaking change no known operation uses passes
 import { schemaCheckCommand } from '@ordergraph/governance';
 

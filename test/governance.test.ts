@@ -219,6 +219,32 @@ describe('npm run schema:check with the operations clients send', () => {
     expect(code).toBe(1);
   });
 
+  it('names, for each breaking change, the clients whose operations it affects: by clientName, or a folder per client', async () => {
+    const described = 'query ProductDescriptions { products(limit: 2) { id description } }';
+    const web = join(dir, 'web-manifest.json');
+    writeFileSync(
+      web,
+      JSON.stringify({
+        format: 'apollo-persisted-query-manifest',
+        version: 1,
+        operations: [
+          { id: 'described', name: 'ProductDescriptions', type: 'query', body: described, clientName: 'web' },
+          { id: 'names', name: 'ProductNames', type: 'query', body: NAMES.body, clientName: 'android' },
+        ],
+      }),
+    );
+    const perClient = join(dir, 'operations-by-client');
+    mkdirSync(join(perClient, 'ios'), { recursive: true });
+    writeFileSync(join(perClient, 'ios', 'details.graphql'), 'query Details($id: ID!) { product(id: $id) { name description } }');
+    const { code, stdout } = await run('schema-check.ts', '--config', proposal({ catalog: REMOVE_DESCRIPTION }), '--operations', web, '--operations-by-client', perClient);
+    expect(stdout).toContain('Known operations: 3 checked, 2 broken by this change.');
+    expect(stdout).toMatch(/^ {2}BROKEN: ProductDescriptions \(described\) \[clients: web\]$/m);
+    expect(stdout).toMatch(/^ {2}BROKEN: Details \(.*details\.graphql#Details\) \[clients: ios\]$/m);
+    expect(stdout).toMatch(/^Clients affected, by breaking change:\n {2}Product\.description \(Remove field\): ios, web \(2 operations\)$/m);
+    expect(stdout).not.toMatch(/android/);
+    expect(code).toBe(1);
+  });
+
   it('refuses the flag without operations, and operations it cannot read, with exit code 2', async () => {
     const otherFormat = join(dir, 'other-format.json');
     writeFileSync(otherFormat, JSON.stringify({ format: 'something', operations: [] }));

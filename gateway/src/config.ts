@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { subgraphUrlVariable } from '@ordergraph/composition';
 import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/core';
+import { clientName } from './clients/identity.js';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './security/introspection.js';
 import type { UpstreamSettings } from './subgraphs/upstream.js';
 import { PERSISTED_QUERIES_MODES } from './persisted-queries/persisted-queries.js';
@@ -35,6 +36,13 @@ const byKey = <T>(fallback: string, form: string, read: (value: string) => T | u
 const numbersByKey = (fallback: string, form: string) => byKey(fallback, form, (value) => (/^[1-9][0-9]*$/.test(value) ? Number(value) : undefined));
 /** Whole seconds (0 included) by key, as `key=n` pairs. */
 const secondsByKey = (form: string) => byKey('', form, (value) => (/^(0|[1-9][0-9]*)$/.test(value) ? Number(value) : undefined));
+/** Positive whole numbers by client name, as `name=n` pairs; a name no request could declare is refused. */
+const numbersByClient = (form: string) =>
+  numbersByKey('', form).superRefine((values, context) => {
+    for (const name of Object.keys(values)) {
+      if (clientName(name) === undefined) context.addIssue({ code: 'custom', message: `"${name.slice(0, 60)}" is not a client name (letters, digits, spaces and . _ @ / : + -, at most 64)` });
+    }
+  });
 /** true or false by key, as `key=true` and `key=false` pairs. */
 const flagsByKey = (form: string) => byKey('', form, (value) => (value === 'true' ? true : value === 'false' ? false : undefined));
 
@@ -142,6 +150,9 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
   STRING_LIMITS: numbersByKey('CreateUserInput.email=254,CreateUserInput.name=200,UserFilter.email=254,Query.search(query:)=200', 'coordinate=characters')
     .describe('Tighter string limits by schema coordinate, as `coordinate=characters` pairs: `Type.field(argument:)` for an argument, `InputType.field` for an input field.'),
   METRICS_OPERATION_NAMES: count(200).describe('Distinct operation names /metrics labels series with (the first seen); later ones are counted as `other`.'),
+  // Client awareness (clients/identity.ts, docs/client-awareness.md).
+  METRICS_CLIENT_NAMES: count(20).describe('Distinct client names (`apollographql-client-name`, `graphql-client-name` or the manifest\'s) /metrics labels request series with (the first seen); later ones are counted as `other`.'),
+  METRICS_CLIENT_VERSIONS: count(50).describe('Distinct client name and version pairs /metrics labels request series with (the first seen, over all clients); a later version is counted as `other` under its client\'s name.'),
 
   // Rate limits per client and operation name (rate-limit.ts).
   RATE_LIMIT_WINDOW_MS: count(60_000).refine((ms) => ms % 1000 === 0, 'must be a whole number of seconds').describe('Rate-limit window (ms, whole seconds).'),
@@ -153,6 +164,15 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
     .min(0)
     .default(0)
     .describe('Estimated cost (as MAX_COMPLEXITY measures it) each client may spend per rate-limit window, over all its operations; 0, the default, turns the cost budget off. Keep it at least MAX_COMPLEXITY, or an operation the complexity limit allows may never fit.'),
+  RATE_LIMIT_MAX_BY_CLIENT: numbersByClient('client=requests')
+    .describe('RATE_LIMIT_MAX for requests from a client (by its client name), as `name=requests` pairs: `batch-importer=100,web=2000`. Still counted per caller (user or IP) and operation, whatever client it claims; a value above RATE_LIMIT_MAX applies only to a caller whose verified token binds the name (RATE_LIMIT_CLIENT_CLAIM).'),
+  RATE_LIMIT_COST_PER_WINDOW_BY_CLIENT: numbersByClient('client=cost')
+    .describe('RATE_LIMIT_COST_PER_WINDOW for requests from a client, as `name=cost` pairs: `reporting=20000`. Counted per caller as the default budget is; with RATE_LIMIT_COST_PER_WINDOW=0 (no budget) it gives that client one. A value above a non-zero default applies only to a caller whose verified token binds the name (RATE_LIMIT_CLIENT_CLAIM).'),
+  RATE_LIMIT_CLIENT_CLAIM: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Claim of the verified bearer token that names the client its holder may act as (a string): a per-client rate limit or cost budget more generous than the default applies only when it equals the client name the request declares. Unset: only per-client limits below the defaults apply.'),
   RATE_LIMIT_EXPENSIVE_OPERATIONS: names('GenerateReport,ExportAllUsers,BulkSearch').describe('Operation names limited by RATE_LIMIT_EXPENSIVE_MAX (comma-separated).'),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0).describe('Proxies in front of the gateway whose X-Forwarded-For entries are trusted to name the client\'s IP.'),
 

@@ -9,6 +9,7 @@ import type { Registry } from 'prom-client';
 import { createCacheControl } from './caching/cache-control.js';
 import { createEntityCache } from './caching/entity-cache.js';
 import { memoryEntityStore, redisEntityStore } from './caching/entity-store.js';
+import { useClientIdentity } from './clients/identity.js';
 import { useSharedResponseCache } from './caching/response-cache.js';
 import { introspectionMode, type GatewayConfig } from './config.js';
 import { useIncrementalDelivery } from './execution/defer.js';
@@ -22,7 +23,7 @@ import { useCostRateLimit, useRateLimits } from './limits/rate-limit.js';
 import { useMcp, type McpRuntime } from './mcp/endpoint.js';
 import { useMetrics } from './observability/metrics.js';
 import { useTracing, wantsTracing } from './observability/tracing.js';
-import { EMPTY_MANIFEST, watchManifest } from './persisted-queries/manifest.js';
+import { EMPTY_MANIFEST, documentOwner, watchManifest } from './persisted-queries/manifest.js';
 import { persistedQueriesMode, usePersistedDocuments } from './persisted-queries/persisted-queries.js';
 import { useAuthentication } from './security/auth.js';
 import type { AuthorizationDirectives } from './security/authorization.js';
@@ -55,8 +56,8 @@ export interface PluginOptions {
   readinessEndpoint: string;
   /** The runtime these plugins serve, for the MCP door's tool calls (mcp/endpoint.ts). */
   runtime: McpRuntime;
-  /** Hive's OpenTelemetry plugin for this runtime, when tracing is on. */
-  openTelemetry?: GatewayPlugin | undefined;
+  /** Hive's OpenTelemetry plugin for this runtime, and what adds our attributes to its spans, when tracing is on. */
+  openTelemetry?: GatewayPlugin[] | undefined;
 }
 
 export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
@@ -84,7 +85,7 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
 
   return [
     // First, so that its request span holds every other plugin's work.
-    ...(options.openTelemetry ? [options.openTelemetry] : []),
+    ...(options.openTelemetry ?? []),
     // Their hooks around each subgraph call, one of each kind (subgraph-hooks.ts), run in this same order.
     ...withSharedSubgraphHooks([
       // The request's input values (operation name, variables, strings), bounded before any other plugin reads them.
@@ -97,7 +98,7 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       }),
       // Before the metrics, so that the refusals the authorization directives add to a result are counted with it.
       ...authorization.plugins,
-      useMetrics(registry, config.METRICS_OPERATION_NAMES),
+      useMetrics(registry, { operationNames: config.METRICS_OPERATION_NAMES, clientNames: config.METRICS_CLIENT_NAMES, clientVersions: config.METRICS_CLIENT_VERSIONS }),
       // The caller's token, verified once; every later plugin reads the viewer it puts on the context.
       useAuthentication(options.verify, logger),
       // The MCP door answers its own path, once the token is verified (a bad one is 401 already); each tool call it
@@ -119,7 +120,8 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       useQueryPlanInspection(),
       // The edge, all before any subgraph is called. Readiness reports Redis first.
       useRedisReadiness(redis, readinessEndpoint, logger),
-      // A persisted query's hash becomes its document first, so every later check sees the operation it executes.
+      // A persisted query's hash becomes its document first, so every later check sees the operation it executes; a
+      // client's own manifest operations are served to that client only.
       usePersistedDocuments({
         mode: persistedQueriesMode(config.PERSISTED_QUERIES),
         manifest,
@@ -128,6 +130,9 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
         logger,
         registry,
       }),
+      // Who the client is, by its headers or else its document (known only now): the rate limits below, the metrics and
+      // the spans read it.
+      useClientIdentity(documentOwner(manifest)),
       // Before the cache, so that neither a cache hit nor a 304 skips it; it counts the operation the document names.
       useRateLimits(
         {
@@ -136,6 +141,8 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
           expensiveMax: config.RATE_LIMIT_EXPENSIVE_MAX,
           expensiveOperations: config.RATE_LIMIT_EXPENSIVE_OPERATIONS,
           trustProxyHops: config.TRUST_PROXY_HOPS,
+          maxByClient: config.RATE_LIMIT_MAX_BY_CLIENT,
+          clientClaim: config.RATE_LIMIT_CLIENT_CLAIM,
         },
         redis,
         readOperation,
@@ -144,10 +151,16 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       // before execution, when the variables are known.
       useOperationLimits(operationLimits, measuredCosts, readOperation.parse),
       // Charged what the complexity limit measured, so after it.
-      ...(config.RATE_LIMIT_COST_PER_WINDOW > 0
+      ...(config.RATE_LIMIT_COST_PER_WINDOW > 0 || Object.keys(config.RATE_LIMIT_COST_PER_WINDOW_BY_CLIENT).length > 0
         ? [
             useCostRateLimit(
-              { perWindow: config.RATE_LIMIT_COST_PER_WINDOW, windowMs: config.RATE_LIMIT_WINDOW_MS, trustProxyHops: config.TRUST_PROXY_HOPS },
+              {
+                perWindow: config.RATE_LIMIT_COST_PER_WINDOW,
+                perWindowByClient: config.RATE_LIMIT_COST_PER_WINDOW_BY_CLIENT,
+                clientClaim: config.RATE_LIMIT_CLIENT_CLAIM,
+                windowMs: config.RATE_LIMIT_WINDOW_MS,
+                trustProxyHops: config.TRUST_PROXY_HOPS,
+              },
               redis,
               (context) => measuredCosts.get(context),
             ),

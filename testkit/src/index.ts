@@ -8,3 +8,4 @@ export * from './browser.js';
 export * from './redis-topologies.js';
 export * from './operations.js';
 export * from './otlp.js';
+export * from './incremental.js';

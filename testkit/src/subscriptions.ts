@@ -15,6 +15,8 @@ export interface WsClientOptions {
   via?: 'payload' | 'header';
   /** More headers for the handshake (an x-request-id, say). */
   headers?: Record<string, string>;
+  /** More of the connection_init payload (a client name, say), beside the token's Authorization. */
+  connectionParams?: Record<string, unknown>;
   /** Called with the socket once it is open (to cut it abruptly, say). */
   onOpened?: (socket: WebSocket) => void;
   /** Called with the close event when the connection closes. */
@@ -37,7 +39,9 @@ export function wsClient(url: string, options: WsClientOptions = {}): WsClient {
           }
         }
       : WebSocket,
-    ...(options.via !== 'header' && authorization ? { connectionParams: { Authorization: authorization } } : {}),
+    ...(options.connectionParams || (options.via !== 'header' && authorization)
+      ? { connectionParams: { ...options.connectionParams, ...(options.via !== 'header' && authorization ? { Authorization: authorization } : {}) } }
+      : {}),
     retryAttempts: 0,
     on: {
       opened: (socket) => options.onOpened?.(socket as WebSocket),

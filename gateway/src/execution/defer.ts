@@ -12,8 +12,18 @@ import { BREAK, GraphQLError, GraphQLSchema, Kind, visit, type DirectiveNode, ty
 
 const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
 
-/** Documents with an @defer or @stream anywhere, whatever its `if`: most have none, and pay one visit per document. */
-const mentionsIncremental = new WeakMap<DocumentNode, boolean>();
+const directiveNames = new WeakMap<DocumentNode, ReadonlySet<string>>();
+
+/** The directives a document uses anywhere, whatever their arguments: one visit per document. */
+function directivesIn(document: DocumentNode): ReadonlySet<string> {
+  let names = directiveNames.get(document);
+  if (!names) {
+    const found = new Set<string>();
+    visit(document, { Directive: (node) => void found.add(node.name.value) });
+    directiveNames.set(document, (names = found));
+  }
+  return names;
+}
 
 /** Whether the directive applies: `if` absent, true, or a variable that is not false (the directive's default is true). */
 function applies(directive: DirectiveNode, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
@@ -26,19 +36,9 @@ function applies(directive: DirectiveNode, variables: Readonly<Record<string, un
 
 /** Whether executing this document delivers part of its result later: an @defer or @stream that applies. */
 export function deliversIncrementally(document: DocumentNode, variables?: Readonly<Record<string, unknown>> | null): boolean {
-  let mentions = mentionsIncremental.get(document);
-  if (mentions === undefined) {
-    mentions = false;
-    visit(document, {
-      Directive(node) {
-        if (!INCREMENTAL_DIRECTIVES.has(node.name.value)) return;
-        mentions = true;
-        return BREAK;
-      },
-    });
-    mentionsIncremental.set(document, mentions);
-  }
-  if (!mentions) return false;
+  const names = directivesIn(document);
+  // Most documents have neither, and are told apart without another visit.
+  if (!names.has('defer') && !names.has('stream')) return false;
   let applied = false;
   visit(document, {
     Directive(node) {
@@ -101,25 +101,6 @@ function withoutDirective(document: DocumentNode, name: 'defer' | 'stream'): Doc
 
 const withoutIncremental = (document: DocumentNode): DocumentNode => withoutDirective(withoutDirective(document, 'defer'), 'stream');
 
-const streams = new WeakMap<DocumentNode, boolean>();
-
-/** Whether a subgraph's document carries an @stream: one visit per document the planner builds. */
-function mentionsStream(document: DocumentNode): boolean {
-  let found = streams.get(document);
-  if (found === undefined) {
-    found = false;
-    visit(document, {
-      Directive(node) {
-        if (node.name.value !== 'stream') return;
-        found = true;
-        return BREAK;
-      },
-    });
-    streams.set(document, found);
-  }
-  return found;
-}
-
 /**
  * The JavaScript planner passes @stream on to the subgraph that owns the list, which cannot serve it (Apollo Server on
  * graphql 16 answers `Unknown directive "@stream"`). So each subgraph is asked for the whole list, and the gateway
@@ -130,7 +111,7 @@ function withoutStreamUpstream(options: UnifiedGraphHandlerOpts): UnifiedGraphHa
   return {
     ...options,
     onSubgraphExecute: (subgraphName, request) =>
-      execute(subgraphName, mentionsStream(request.document) ? { ...request, document: withoutDirective(request.document, 'stream') } : request),
+      execute(subgraphName, directivesIn(request.document).has('stream') ? { ...request, document: withoutDirective(request.document, 'stream') } : request),
   };
 }
 

@@ -8,6 +8,23 @@ import type { ViewerContext } from '../security/auth.js';
 /** The verified viewer the authentication plugin put on the server context (which becomes the GraphQL context). */
 export const viewerOf = (context: unknown): Viewer => (context as Partial<ViewerContext> | undefined)?.viewer ?? null;
 
+/**
+ * The claims of the bearer token the viewer was verified from. Read without verifying again: a viewer is only set
+ * (security/auth.ts) when that very header's token verified, and an anonymous caller's claims are not read.
+ */
+export function verifiedClaims(context: unknown): Record<string, unknown> | undefined {
+  const { viewer, request } = (context ?? {}) as { viewer?: Viewer; request?: Request };
+  if (!viewer) return undefined;
+  const token = /^Bearer (.+)$/i.exec(request?.headers.get('authorization') ?? '')?.[1];
+  const payload = token?.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface RequestOperation {
   document: DocumentNode;
   operation: OperationDefinitionNode;

@@ -2,6 +2,7 @@
 // on, and the planner that refuses labels it cannot serve consistently. docs/progressive-override.md tells the whole story.
 import type { UnifiedGraphHandler } from '@graphql-hive/gateway-runtime';
 import type { Viewer } from '@ordergraph/core';
+import { verifiedClaims } from './operation.js';
 
 export interface OverrideLabelSettings {
   /** The request header whose comma-separated labels are turned on; undefined: none is read. */
@@ -19,22 +20,6 @@ const labelList = (value: unknown): string[] =>
   (Array.isArray(value) ? value.filter((label): label is string => typeof label === 'string') : typeof value === 'string' ? value.split(',') : [])
     .map((label) => label.trim())
     .filter(Boolean);
-
-/**
- * The claims of the bearer token the viewer was verified from. Read without verifying again: a viewer is only set
- * (security/auth.ts) when that very header's token verified, and an anonymous caller's labels are not read.
- */
-function verifiedClaims(context: RequestContext): Record<string, unknown> | undefined {
-  if (!context.viewer) return undefined;
-  const token = /^Bearer (.+)$/i.exec(context.request?.headers.get('authorization') ?? '')?.[1];
-  const payload = token?.split('.')[1];
-  if (!payload) return undefined;
-  try {
-    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The custom labels each request names, by the settings: read once per request (its context), empty when neither

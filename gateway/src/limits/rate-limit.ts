@@ -1,11 +1,13 @@
-// Rate limits per client and operation, counted in Redis so every gateway replica shares them.
+// Rate limits per caller and operation, counted in Redis so every gateway replica shares them; the limit itself may
+// depend on the client the request comes from (RATE_LIMIT_MAX_BY_CLIENT).
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { ErrorCode, type Redis } from '@ordergraph/core';
 import { GraphQLError } from 'graphql';
 import { createLRUCache } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { viewerOf, type OperationReader } from '../execution/operation.js';
+import { clientOf, type ClientIdentity } from '../clients/identity.js';
+import { verifiedClaims, viewerOf, type OperationReader } from '../execution/operation.js';
 
 export interface RateLimitSettings {
   windowMs: number;
@@ -14,6 +16,31 @@ export interface RateLimitSettings {
   expensiveOperations: string[];
   /** Proxies in front of the gateway whose X-Forwarded-For entries name the client. */
   trustProxyHops: number;
+  /** `max` by client name (clientLimits says which apply). */
+  maxByClient?: Readonly<Record<string, number>>;
+  /** The verified token's claim that binds its holder to a client name (clientLimits). */
+  clientClaim?: string | undefined;
+}
+
+/**
+ * The limit for a request by the client it comes from. A client's name is self-declared (a header, or a document
+ * anyone may send), so a limit chosen by it is only trusted to lower the default: claiming to be a restricted client
+ * only hurts the claimant. A limit above the default applies when the caller's verified token binds it to that name
+ * (`claim`, e.g. a service account's `client_name`); otherwise the default does. The counts stay per caller whatever
+ * client it claims, so switching names cannot multiply a caller's allowance: it only picks which ceiling applies.
+ */
+export function clientLimits(fallback: number, byClient: Readonly<Record<string, number>> = {}, claim?: string) {
+  const highest = Math.max(fallback, ...Object.values(byClient));
+  return {
+    /** What the counter must be able to count to: every limit's ceiling. */
+    highest,
+    limitFor(client: ClientIdentity, context: unknown, request: Request | undefined): number {
+      const limit = Object.hasOwn(byClient, client.name) ? byClient[client.name]! : undefined;
+      if (limit === undefined || limit <= fallback) return limit ?? fallback;
+      const bound = claim ? verifiedClaims({ viewer: viewerOf(context), request })?.[claim] : undefined;
+      return bound === client.name ? limit : fallback;
+    },
+  };
 }
 
 const KEY_PREFIX = 'ordergraph:ratelimit';
@@ -35,11 +62,13 @@ function limiter(redis: Redis | undefined, name: string, points: number, windowM
 
 /** What the plugins need of a limiter: rate-limiter-flexible's `consume`, resolving when allowed, rejecting when not. */
 export interface Counter {
-  consume(key: string, points?: number): Promise<unknown>;
+  /** `limit`: what this request is judged against, when lower than the limiter's own points. */
+  consume(key: string, points?: number, limit?: number): Promise<unknown>;
 }
 
 interface Waiter {
   points: number;
+  limit: number;
   allow(): void;
   refuse(reason: unknown): void;
 }
@@ -63,14 +92,14 @@ export function coalescing(limiter: RateLimiterAbstract): Counter {
       let consumed = outcome.consumedPoints - total;
       for (const waiter of waiters) {
         consumed += waiter.points;
-        if (consumed <= limiter.points) waiter.allow();
+        if (consumed <= waiter.limit) waiter.allow();
         else waiter.refuse(new RateLimiterRes(0, outcome.msBeforeNext, consumed, false));
       }
     };
     limiter.consume(key, total).then(judge, judge);
   };
   return {
-    consume: (key, points = 1) =>
+    consume: (key, points = 1, limit = limiter.points) =>
       new Promise<void>((allow, refuse) => {
         let waiters = pending.get(key);
         if (!waiters) {
@@ -80,7 +109,7 @@ export function coalescing(limiter: RateLimiterAbstract): Counter {
             flush(key, waiters!);
           });
         }
-        waiters.push({ points, allow, refuse });
+        waiters.push({ points, limit: Math.min(limit, limiter.points), allow, refuse });
       }),
   };
 }
@@ -145,7 +174,8 @@ function rateLimited(operation: string, limit: number, windowMs: number, retryAf
 // names match whatever their case (`generatereport` is still GenerateReport). A document that does not parse, or
 // names no operation to run, counts under the standard limit as `anonymous` and goes on to fail validation.
 export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefined, readOperation: OperationReader): GatewayPlugin {
-  const standard = coalescing(limiter(redis, 'standard', settings.max, settings.windowMs));
+  const standardLimits = clientLimits(settings.max, settings.maxByClient, settings.clientClaim);
+  const standard = coalescing(limiter(redis, 'standard', standardLimits.highest, settings.windowMs));
   const expensive = coalescing(limiter(redis, 'expensive', settings.expensiveMax, settings.windowMs));
   const expensiveNames = new Map(settings.expensiveOperations.map((name) => [name.toLowerCase(), name]));
   const keyOf = recentBucketKeys();
@@ -153,11 +183,12 @@ export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefi
     async onParams({ params, request, context }) {
       const name = readOperation(params)?.operation.name?.value ?? 'anonymous';
       const expensiveName = expensiveNames.get(name.toLowerCase());
+      const client = clientOf(context);
       const [bucket, counter, limit] = expensiveName
         ? [expensiveName, expensive, settings.expensiveMax]
-        : [name, standard, settings.max];
+        : [name, standard, standardLimits.limitFor(client, context, request)];
       try {
-        await counter.consume(keyOf(clientKey(request, context as ServerContext, settings.trustProxyHops), bucket));
+        await counter.consume(keyOf(clientKey(request, context as ServerContext, settings.trustProxyHops), bucket), 1, limit);
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) throw rateLimited(bucket, limit, settings.windowMs, rejection.msBeforeNext);
         throw rejection;
@@ -167,8 +198,11 @@ export function useRateLimits(settings: RateLimitSettings, redis: Redis | undefi
 }
 
 export interface CostBudgetSettings {
-  /** Estimated cost a client may spend per window. */
+  /** Estimated cost a caller may spend per window; 0: no budget (unless its client has one). */
   perWindow: number;
+  /** `perWindow` by client name (clientLimits says which apply). */
+  perWindowByClient?: Readonly<Record<string, number>>;
+  clientClaim?: string | undefined;
   windowMs: number;
   trustProxyHops: number;
 }
@@ -193,7 +227,10 @@ function costBudgetExceeded(perWindow: number, windowMs: number, cost: number, r
 // the cost the complexity limit measured for it (limits/operation-limits.ts), just before it executes: it must run after that limit,
 // and an operation the complexity limit refuses costs nothing. A subscription consumes its cost once, when it starts.
 export function useCostRateLimit(settings: CostBudgetSettings, redis: Redis | undefined, costOf: (context: object) => number | undefined): GatewayPlugin {
-  const budget = coalescing(limiter(redis, COST_BUCKET, settings.perWindow, settings.windowMs));
+  // No default budget is an unlimited one: every client's own is then below it.
+  const budgets = clientLimits(settings.perWindow > 0 ? settings.perWindow : Infinity, settings.perWindowByClient, settings.clientClaim);
+  const ceiling = Math.max(settings.perWindow, ...Object.values(settings.perWindowByClient ?? {}));
+  const budget = coalescing(limiter(redis, COST_BUCKET, ceiling, settings.windowMs));
   const keyOf = recentBucketKeys();
   const consume = async ({ args, setResultAndStopExecution }: {
     args: { contextValue: unknown };
@@ -202,11 +239,14 @@ export function useCostRateLimit(settings: CostBudgetSettings, redis: Redis | un
     const context = args.contextValue as ServerContext & { request?: Request };
     const cost = costOf(context);
     if (!context.request || cost === undefined || cost <= 0 || !Number.isFinite(cost)) return;
+    const client = clientOf(context);
+    const perWindow = budgets.limitFor(client, context, context.request);
+    if (!Number.isFinite(perWindow)) return;
     try {
-      await budget.consume(keyOf(clientKey(context.request, context, settings.trustProxyHops), COST_BUCKET), cost);
+      await budget.consume(keyOf(clientKey(context.request, context, settings.trustProxyHops), COST_BUCKET), cost, perWindow);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      setResultAndStopExecution({ errors: [costBudgetExceeded(settings.perWindow, settings.windowMs, cost, rejection.msBeforeNext)] });
+      setResultAndStopExecution({ errors: [costBudgetExceeded(perWindow, settings.windowMs, cost, rejection.msBeforeNext)] });
     }
   };
   return { onExecute: consume, onSubscribe: consume };

@@ -1,9 +1,10 @@
-// /metrics in Prometheus format: requests by operation (a bounded set of names), every subgraph call, plus what other
-// modules register (subscriptions, Redis, Node's process metrics).
+// /metrics in Prometheus format: requests by operation and client (bounded sets of names), every subgraph call, plus
+// what other modules register (subscriptions, Redis, Node's process metrics).
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { graphqlRequestHistogram } from '@ordergraph/core';
+import { clientOf, type ClientIdentity } from '../clients/identity.js';
 import { clientLeft } from '../server/request-signals.js';
 
 const OTHER = 'other';
@@ -27,6 +28,30 @@ function operationLabels(maxNames: number) {
   };
 }
 
+export interface MetricsSettings {
+  /** Distinct operation names labelled (METRICS_OPERATION_NAMES). */
+  operationNames: number;
+  /** Distinct client names labelled (METRICS_CLIENT_NAMES). */
+  clientNames: number;
+  /** Distinct client name and version pairs labelled (METRICS_CLIENT_VERSIONS). */
+  clientVersions: number;
+}
+
+/**
+ * The labels a client is counted under, bounded as operation names are: its name while fewer than `maxNames` are
+ * known, else "other" (with version "other"); its version while fewer than `maxVersions` name and version pairs are
+ * known, else "other" under its name. The names themselves were bounded in length and characters (clients/identity.ts).
+ */
+export function clientLabels(maxNames: number, maxVersions: number) {
+  const names = new Set<string>();
+  const versions = new Set<string>();
+  return ({ name, version }: ClientIdentity): { client_name: string; client_version: string } => {
+    if (!(names.has(name) || (names.size < maxNames && names.add(name)))) return { client_name: OTHER, client_version: OTHER };
+    const pair = `${name}\u0000${version}`;
+    return { client_name: name, client_version: versions.has(pair) || (versions.size < maxVersions && versions.add(pair)) ? version : OTHER };
+  };
+}
+
 const codeOf = (error: Pick<GraphQLError, 'extensions'> | undefined): string => {
   const code = error?.extensions?.['code'];
   return typeof code === 'string' && SAFE_CODE.test(code) ? code : 'UNKNOWN';
@@ -34,12 +59,12 @@ const codeOf = (error: Pick<GraphQLError, 'extensions'> | undefined): string => 
 const isTimeout = (error: unknown, code: string) =>
   TIMEOUT_CODES.has(code) || (error instanceof Error && (error.name === 'TimeoutError' || /timed? ?out/i.test(error.message)));
 
-export function useMetrics(registry: Registry, maxOperationNames: number): GatewayPlugin {
-  const requests = graphqlRequestHistogram(registry);
+export function useMetrics(registry: Registry, settings: MetricsSettings): GatewayPlugin {
+  const requests = graphqlRequestHistogram(registry, ['client_name', 'client_version']);
   const operationErrors = new Counter({
     name: 'graphql_operation_errors_total',
-    help: 'Errors in GraphQL responses by operation name (from the parsed document) and code',
-    labelNames: ['operation', 'code'],
+    help: 'Errors in GraphQL responses by operation name (from the parsed document), code and client',
+    labelNames: ['operation', 'code', 'client_name', 'client_version'],
     registers: [registry],
   });
   const subgraphDuration = new Histogram({
@@ -62,7 +87,8 @@ export function useMetrics(registry: Registry, maxOperationNames: number): Gatew
     registers: [registry],
   });
   const inFlight = new Gauge({ name: 'gateway_subgraph_requests_in_flight', help: 'Calls to each subgraph awaiting an answer', labelNames: ['subgraph'], registers: [registry] });
-  const operationOf = operationLabels(maxOperationNames);
+  const operationOf = operationLabels(settings.operationNames);
+  const clientLabelsOf = clientLabels(settings.clientNames, settings.clientVersions);
   // Series start at zero when a subgraph is first called, so rate() and alerts see them before the first timeout.
   const seen = new Set<string>();
   const firstCall = (subgraph: string) => {
@@ -87,16 +113,17 @@ export function useMetrics(registry: Registry, maxOperationNames: number): Gatew
     onExecute({ args }) {
       const end = requests.startTimer();
       const operation = operationOf(args.document, args.operationName);
+      const client = clientLabelsOf(clientOf(args.contextValue));
       return {
         onExecuteDone({ result }) {
           // The errors of a request whose client left are the gateway's own cancelling: not the operation's, nor a subgraph's.
           if (clientLeft(args.contextValue)) {
-            end({ operation, status: 'client_closed' });
+            end({ operation, status: 'client_closed', ...client });
             return;
           }
           const errors = 'errors' in result && Array.isArray(result.errors) ? (result.errors as GraphQLError[]) : [];
-          for (const error of errors) operationErrors.inc({ operation, code: codeOf(error) });
-          end({ operation, status: errors.length > 0 ? 'error' : 'ok' });
+          for (const error of errors) operationErrors.inc({ operation, code: codeOf(error), ...client });
+          end({ operation, status: errors.length > 0 ? 'error' : 'ok', ...client });
         },
       };
     },

@@ -8,8 +8,9 @@ import { ErrorCode, type Logger, type Redis, type Viewer } from '@ordergraph/cor
 import { GraphQLError, getOperationAST, parse } from 'graphql';
 import { createLRUCache, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { Counter, type Registry } from 'prom-client';
+import { declaredClient } from '../clients/identity.js';
 import { viewerOf } from '../execution/operation.js';
-import type { PersistedManifest } from './manifest.js';
+import { servedBody, type PersistedManifest } from './manifest.js';
 import { isConnected } from '../server/shared-state.js';
 
 const APQ_KEY_PREFIX = 'ordergraph:apq:';
@@ -125,8 +126,11 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
   // (HTTP and WebSocket alike) is on the context, so it is kept by request (one request, one viewer, even in a batch).
   const viewers = new WeakMap<Request, Viewer>();
   const mayBypass = (request: Request) => options.adminBypass && viewers.get(request)?.role === 'ADMIN';
+  // Per-client safelists: an operation with a `clientName` is served only to requests declaring that client (by
+  // header: a document cannot vouch for the client asking for it); to any other it is as if the manifest lacked it.
+  const lookup = (id: string, request: Request) => servedBody(manifest.current(), id, declaredClient(request.headers)?.name);
   const trusted: Plugin = usePersistedOperations({
-    getPersistedOperation: (id) => manifest.current().byId.get(id) ?? null,
+    getPersistedOperation: (id, request) => lookup(id, request),
     // documentIdOf below has checked documentId and put a GET's into the params.
     extractPersistedOperationId: (params) => ((params as Params).documentId as string | undefined) ?? apqHashOf(params) ?? null,
     allowArbitraryOperations: mode === 'required' ? mayBypass : true,
@@ -168,8 +172,8 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
         persistedQueries: mode,
         documentHash,
         ...describe(query, params.operationName),
-        clientName: request.headers.get('apollographql-client-name') ?? request.headers.get('graphql-client-name') ?? undefined,
-        clientVersion: request.headers.get('apollographql-client-version') ?? request.headers.get('graphql-client-version') ?? undefined,
+        clientName: declaredClient(request.headers)?.name,
+        clientVersion: declaredClient(request.headers)?.version,
         userId: viewer?.userId,
       },
       'served a document the persisted documents manifest does not hold',
@@ -197,7 +201,7 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
       const inner: ParamsPayload = { ...payload, params, setParams };
 
       const hash = documentId === undefined ? apqHashOf(params) : undefined;
-      const resolved = apq && hash !== undefined && !manifest.current().byId.has(hash) ? automatic(inner) : trusted.onParams!(inner);
+      const resolved = apq && hash !== undefined && lookup(hash, payload.request) === null ? automatic(inner) : trusted.onParams!(inner);
 
       const judge = () => {
         const query = params.query;

@@ -19,6 +19,7 @@ import { isAsyncIterable } from '@graphql-tools/utils';
 import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
+import { CLIENT_HEADERS, clientName, clientVersion } from '../clients/identity.js';
 import { createWebSocketFormatter } from '../security/errors.js';
 import { resultJson } from './result-json.js';
 import { MAX_BODY_BYTES } from '../server/http.js';
@@ -49,6 +50,21 @@ function tooManySubscriptions(limit: number): GraphQLError {
   return new GraphQLError(`At most ${limit} subscriptions may be active on one connection`, {
     extensions: { code: ErrorCode.RATE_LIMITED, limit },
   });
+}
+
+/**
+ * The client names and versions of the connection_init payload, as headers: a browser's WebSocket cannot send headers,
+ * so graphql-ws clients name themselves there (`connectionParams: { 'apollographql-client-name': 'web' }`). Only
+ * values clients/identity.ts accepts are taken, so none can make a bad header.
+ */
+function clientHeaders(params: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [nameHeader, versionHeader] of CLIENT_HEADERS) {
+    const [name, version] = [params?.[nameHeader], params?.[versionHeader]];
+    if (typeof name === 'string' && clientName(name)) headers[nameHeader] = name;
+    if (typeof version === 'string' && clientVersion(version)) headers[versionHeader] = version;
+  }
+  return headers;
 }
 
 /** The handshake's headers as one string each, with the connection's credential as `authorization`. */
@@ -133,7 +149,8 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
   const authentication = websocketAuthentication(settings.verify);
   const runtimeOptions = getGraphQLWSOptions<Record<string, unknown>, Extra>(runtime, (ctx) => {
     const { viewer, authorization } = authentication.identityOf(ctx);
-    const headers = requestHeaders(ctx.extra.request, authorization);
+    // The handshake's own client headers, when it has any, win over the payload's.
+    const headers = { ...clientHeaders(ctx.connectionParams), ...requestHeaders(ctx.extra.request, authorization) };
     const url = new URL(ctx.extra.request.url ?? settings.path, `http://${headers['host'] ?? 'localhost'}`);
     // Each operation sees the connection's credential as its request's Authorization header, so it reaches the
     // subgraphs (HTTP entity fetches and the upstream WebSocket) exactly as an HTTP request's would.

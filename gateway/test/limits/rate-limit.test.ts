@@ -1,7 +1,7 @@
 // Counts taken together for one key go to the limiter as one increment, and each request is judged as if counted alone.
 import { describe, expect, it } from 'vitest';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { coalescing } from '../../src/limits/rate-limit.js';
+import { clientLimits, coalescing } from '../../src/limits/rate-limit.js';
 
 /** rate-limiter-flexible's in-memory limiter (the one the gateway runs without Redis), counting the calls it gets. */
 class CountingLimiter extends RateLimiterMemory {
@@ -49,5 +49,48 @@ describe('coalescing rate-limit counts', () => {
     })({ points: 5, duration: 60 });
     const counter = coalescing(failing);
     expect(await outcomes([counter.consume('client'), counter.consume('client')])).toEqual([failure, failure]);
+  });
+});
+
+describe('limits by client', () => {
+  const web = { name: 'web', version: '1', source: 'header' } as const;
+  const importer = { name: 'importer', version: '1', source: 'header' } as const;
+  const unknown = { name: 'unknown', version: 'unknown', source: 'none' } as const;
+  /** A context as authentication leaves it, with a token whose payload carries `claims` (verified upstream of this). */
+  const signedIn = (claims: Record<string, unknown>) => {
+    const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
+    return {
+      context: { viewer: { userId: 'user-0001', role: 'USER' } },
+      request: new Request('http://gateway/graphql', { headers: { authorization: `Bearer e30.${payload}.signature` } }),
+    };
+  };
+
+  it('lowers the limit for whoever claims a restricted client, and raises it only for a caller whose token binds the name', () => {
+    const limits = clientLimits(100, { importer: 10, web: 500 }, 'client_name');
+    expect(limits.highest).toBe(500);
+    expect(limits.limitFor(importer, {}, undefined)).toBe(10);
+    expect(limits.limitFor(unknown, {}, undefined)).toBe(100);
+    // Anyone can say "web": the header alone keeps the default.
+    expect(limits.limitFor(web, {}, undefined)).toBe(100);
+    const bound = signedIn({ client_name: 'web' });
+    expect(limits.limitFor(web, bound.context, bound.request)).toBe(500);
+    const other = signedIn({ client_name: 'importer' });
+    expect(limits.limitFor(web, other.context, other.request)).toBe(100);
+    // The same token, anonymous: claims are read only from a verified viewer.
+    expect(limits.limitFor(web, {}, bound.request)).toBe(100);
+    // Without a claim setting nothing binds: only lower limits apply.
+    expect(clientLimits(100, { web: 500 }).limitFor(web, bound.context, bound.request)).toBe(100);
+  });
+
+  it('judges each request of one increment against its own limit, the counts shared', async () => {
+    const limiter = new CountingLimiter({ points: 10, duration: 60 });
+    const counter = coalescing(limiter);
+    // One caller: two requests as a client limited to 2, then one under the default of 10.
+    const first = await outcomes([counter.consume('caller', 1, 2), counter.consume('caller', 1, 2), counter.consume('caller', 1, 2), counter.consume('caller', 1, 10)]);
+    expect(first.map((result) => (result === 'allowed' ? result : 'refused'))).toEqual(['allowed', 'allowed', 'refused', 'allowed']);
+    expect(limiter.calls).toBe(1);
+    // A limit above the limiter's own points is capped by them.
+    const capped = coalescing(new RateLimiterMemory({ points: 1, duration: 60 }));
+    expect(await outcomes([capped.consume('caller', 1, 5), capped.consume('caller', 1, 5)]).then((results) => results.map((result) => result === 'allowed'))).toEqual([true, false]);
   });
 });

@@ -17,11 +17,12 @@ export function datastoreOperationsCounter(registry: Registry): Counter<'collect
   });
 }
 
-export function graphqlRequestHistogram(registry: Registry): Histogram<'operation' | 'status'> {
+/** `extraLabels`: what a process labels its requests with besides (the gateway: the client's name and version). */
+export function graphqlRequestHistogram<Extra extends string = never>(registry: Registry, extraLabels: readonly Extra[] = []): Histogram<'operation' | 'status' | Extra> {
   return new Histogram({
     name: 'graphql_request_duration_seconds',
     help: 'GraphQL request duration by operation name and outcome',
-    labelNames: ['operation', 'status'],
+    labelNames: ['operation', 'status', ...extraLabels],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { CompositionError, SUPERGRAPH_PATH, composeSupergraph, readSupergraphConfig, writeSupergraph } from '@ordergraph/composition';
 import { BASELINE_DIR, publishBaselines, readBaselines } from './baseline.js';
 import { checkApiSchema, checkSubgraphs, type UsageOptions } from './check.js';
-import { readOperations } from './operations.js';
+import { readClientOperations, readOperations } from './operations.js';
 import { CHECK_EXIT_CODES, checkFailed, formatReport } from './report.js';
 import { fetchApiSchema, fetchSubgraphSdl } from './schema.js';
 
@@ -69,14 +69,16 @@ export async function schemaCheckCommand(args: string[], out: CommandOutput): Pr
         token: { type: 'string' },
         config: { type: 'string' },
         operations: { type: 'string', multiple: true },
+        'operations-by-client': { type: 'string', multiple: true },
         'allow-unused-breaking': { type: 'boolean', default: false },
       },
     });
-    if (values['allow-unused-breaking'] && !values.operations) {
+    const byClient = values['operations-by-client'];
+    if (values['allow-unused-breaking'] && !values.operations && !byClient) {
       throw new Error('--allow-unused-breaking needs the operations clients send: --operations <manifest.json or folder>');
     }
-    const usage: UsageOptions | undefined = values.operations && {
-      operations: values.operations.flatMap((path) => readOperations(resolve(path))),
+    const usage: UsageOptions | undefined = (values.operations || byClient) && {
+      operations: [...(values.operations ?? []).flatMap((path) => readOperations(resolve(path))), ...(byClient ?? []).flatMap((path) => readClientOperations(resolve(path)))],
       allowUnusedBreaking: values['allow-unused-breaking'],
     };
     const proposed = readSupergraphConfig(values.config && resolve(values.config));

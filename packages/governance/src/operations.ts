@@ -1,5 +1,5 @@
-// The operations clients are known to send (a trusted-documents manifest or a folder of .graphql documents), and which
-// of them a proposed schema change breaks.
+// The operations clients are known to send (a trusted-documents manifest, a folder of .graphql documents, or a folder
+// with one such folder per client), and which of them, and so which clients, a proposed schema change breaks.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import {
@@ -26,11 +26,14 @@ export interface KnownOperation {
   id: string;
   name: string;
   document: DocumentNode;
+  /** The clients that send it (a manifest entry's `clientName`, the client folder it sits in); empty: not said. */
+  clients: string[];
 }
 
 export interface BrokenOperation {
   id: string;
   name: string;
+  clients: string[];
   /** Why: the validation errors against the proposed schema, then each breaking change the operation touches. */
   reasons: string[];
 }
@@ -57,15 +60,21 @@ function fromManifest(path: string): KnownOperation[] {
   if (format !== 'apollo-persisted-query-manifest' || version !== 1 || !Array.isArray(operations)) {
     throw new Error(`${path} is not an Apollo persisted-query manifest (format "apollo-persisted-query-manifest", version 1, operations)`);
   }
-  return operations.map((entry: unknown, index) => {
-    const { id, name, body } = (entry ?? {}) as { id?: unknown; name?: unknown; body?: unknown };
+  // Apollo's per-client manifests list an operation once per client that sends it: one known operation, its clients together.
+  const byId = new Map<string, KnownOperation>();
+  operations.forEach((entry: unknown, index) => {
+    const { id, name, body, clientName } = (entry ?? {}) as { id?: unknown; name?: unknown; body?: unknown; clientName?: unknown };
     if (typeof id !== 'string' || typeof body !== 'string') throw new Error(`${path}: operation ${index} lacks a string id or body`);
-    return { id, name: typeof name === 'string' ? name : id, document: parseNamed(body, `${path}: operation ${id}`) };
+    const clients = typeof clientName === 'string' && clientName ? [clientName] : [];
+    const known = byId.get(id);
+    if (known) known.clients = [...new Set([...known.clients, ...clients])];
+    else byId.set(id, { id, name: typeof name === 'string' ? name : id, document: parseNamed(body, `${path}: operation ${id}`), clients });
   });
+  return [...byId.values()];
 }
 
 /** Every operation of the .graphql documents under a folder, each with the fragments it spreads from any of them. */
-function fromFolder(folder: string): KnownOperation[] {
+function fromFolder(folder: string, client?: string): KnownOperation[] {
   const files = (readdirSync(folder, { recursive: true }) as string[]).filter((file) => DOCUMENT_FILE.test(file)).sort();
   const fileOf = new Map<string, string>();
   const documents = files.map((file) => {
@@ -84,7 +93,29 @@ function fromFolder(folder: string): KnownOperation[] {
     id: `${relative(process.cwd(), join(folder, fileOf.get(name)!)) || fileOf.get(name)!}#${name}`,
     name,
     document,
+    clients: client === undefined ? [] : [client],
   }));
+}
+
+/**
+ * The operations of a folder holding one folder per client, named for it (`clients/web/`, `clients/ios/`), each read
+ * as a folder of documents (operation names unique within a client); a manifest (`.json`) there is that client's too.
+ */
+export function readClientOperations(folder: string): KnownOperation[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(folder).sort();
+  } catch {
+    throw new Error(`--operations-by-client: ${folder} is not a folder`);
+  }
+  const clients = entries.filter((entry) => statSync(join(folder, entry)).isDirectory() || entry.endsWith('.json'));
+  if (clients.length === 0) throw new Error(`--operations-by-client: ${folder} holds no folder (or manifest) per client`);
+  return clients.flatMap((entry) => {
+    const path = join(folder, entry);
+    if (statSync(path).isDirectory()) return fromFolder(path, entry);
+    const client = entry.replace(/\.json$/, '');
+    return fromManifest(path).map((operation) => ({ ...operation, clients: operation.clients.length ? operation.clients : [client] }));
+  });
 }
 
 /** The operations of a manifest file (`.json`) or of the documents under a folder. */
@@ -148,9 +179,21 @@ function touches(change: ClassifiedChange, { coordinates, valueTypes }: ReturnTy
   return coordinates.has(`${type}.${field}`) || (argument !== undefined && coordinates.has(`${type}.${field}.${argument}`));
 }
 
+/** A breaking change, and the clients whose known operations use what it breaks. */
+export interface AffectedClients {
+  change: ClassifiedChange;
+  /** The clients named, sorted; `operations` counts those of no client named too. */
+  clients: string[];
+  operations: number;
+  /** Operations using it that name no client. */
+  unnamed: number;
+}
+
 export interface OperationsCheck {
   /** How many known operations were checked. */
   checked: number;
+  /** Each breaking change with the clients it affects (when usage is known: the deployed schema composes). */
+  affected: AffectedClients[];
   broken: BrokenOperation[];
   /** Operations already invalid against the deployed schema: not this change's doing, reported apart. */
   stale: BrokenOperation[];
@@ -170,9 +213,10 @@ export function checkOperations(
   changes: ClassifiedChange[],
 ): OperationsCheck {
   const breaking = changes.filter((change) => change.impact === 'breaking');
-  const result: OperationsCheck = { checked: operations.length, broken: [], stale: [], usageKnown: deployed !== undefined };
+  const result: OperationsCheck = { checked: operations.length, affected: [], broken: [], stale: [], usageKnown: deployed !== undefined };
+  const users = new Map(breaking.map((change) => [change, [] as KnownOperation[]]));
   for (const operation of operations) {
-    const entry = (reasons: string[]) => ({ id: operation.id, name: operation.name, reasons: [...new Set(reasons)] });
+    const entry = (reasons: string[]) => ({ id: operation.id, name: operation.name, clients: operation.clients, reasons: [...new Set(reasons)] });
     const before = deployed ? validate(deployed, operation.document).map((error) => error.message) : [];
     if (before.length > 0) {
       result.stale.push(entry(before));
@@ -182,9 +226,24 @@ export function checkOperations(
     // Usage is read in the deployed schema, where the operation is valid (a removed field is no longer in the proposed one).
     if (deployed && breaking.length > 0) {
       const used = usage(deployed, operation.document);
-      for (const change of breaking) if (touches(change, used)) reasons.push(`uses ${change.path}: ${change.message}`);
+      for (const change of breaking) {
+        if (!touches(change, used)) continue;
+        reasons.push(`uses ${change.path}: ${change.message}`);
+        users.get(change)!.push(operation);
+      }
     }
     if (reasons.length > 0) result.broken.push(entry(reasons));
+  }
+  if (result.usageKnown) {
+    result.affected = breaking.map((change) => {
+      const using = users.get(change)!;
+      return {
+        change,
+        clients: [...new Set(using.flatMap((operation) => operation.clients))].sort(),
+        operations: using.length,
+        unnamed: using.filter((operation) => operation.clients.length === 0).length,
+      };
+    });
   }
   return result;
 }

@@ -40,16 +40,25 @@ export function formatReport(result: CheckResult, against: string): string {
   return lines.join('\n');
 }
 
+const clientList = (clients: string[]) => (clients.length ? ` [clients: ${clients.join(', ')}]` : '');
+
 function operationsSection(operations: NonNullable<CheckResult['operations']>): string[] {
-  const { checked, broken, stale, usageKnown } = operations;
+  const { checked, broken, stale, usageKnown, affected } = operations;
   const lines = [
     `Known operations: ${checked} checked, ${broken.length} broken by this change${stale.length ? `, ${stale.length} already invalid against the deployed schema` : ''}.`,
   ];
   if (!usageKnown) lines.push('(The deployed subgraphs do not compose here: operations were validated against the proposed schema only.)');
   // A list, not a table: ids and validation messages are long, and a CI log reads (and greps) them best whole.
   for (const [status, entries] of [['BROKEN', broken], ['already invalid', stale]] as const) {
-    for (const { name, id, reasons } of entries) {
-      lines.push(`  ${status}: ${name}${id === name ? '' : ` (${id})`}`, ...reasons.map((reason) => `    - ${reason}`));
+    for (const { name, id, reasons, clients } of entries) {
+      lines.push(`  ${status}: ${name}${id === name ? '' : ` (${id})`}${clientList(clients)}`, ...reasons.map((reason) => `    - ${reason}`));
+    }
+  }
+  if (affected.length > 0) {
+    lines.push('Clients affected, by breaking change:');
+    for (const { change, clients, operations: using, unnamed } of affected) {
+      const who = [...clients, ...(unnamed ? [`${plural(unnamed, 'operation')} of no client named`] : [])];
+      lines.push(`  ${change.path} (${change.kind}): ${using === 0 ? 'no known operation uses it' : `${who.join(', ')} (${plural(using, 'operation')})`}`);
     }
   }
   return lines;
