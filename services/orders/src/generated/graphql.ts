@@ -17,6 +17,11 @@ export type Scalars = {
   _FieldSet: { input: unknown; output: unknown; }
 };
 
+/** Whether a cached response may be shared (PUBLIC) or only kept for one viewer (PRIVATE). */
+export type CacheControlScope =
+  | 'PRIVATE'
+  | 'PUBLIC';
+
 export type CreateOrderInput = {
   /** 1 to 100 lines. Prices come from the catalog. */
   items: Array<LineItemInput>;
@@ -320,13 +325,13 @@ export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = 
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
+  CacheControlScope: CacheControlScope;
   CreateOrderInput: CreateOrderInput;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   InsufficientPermissions: ResolverTypeWrapper<InsufficientPermissionsMember>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   InvalidOrderTransition: ResolverTypeWrapper<InvalidOrderTransitionMember>;
   LineItem: ResolverTypeWrapper<LineItemDoc>;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   LineItemInput: LineItemInput;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
@@ -343,6 +348,7 @@ export type ResolversTypes = ResolversObject<{
   UpdateOrderResult: ResolverTypeWrapper<ResolversUnionTypes<ResolversTypes>['UpdateOrderResult']>;
   User: ResolverTypeWrapper<EntityReference>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
 }>;
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -353,7 +359,6 @@ export type ResolversParentTypes = ResolversObject<{
   String: Scalars['String']['output'];
   InvalidOrderTransition: InvalidOrderTransitionMember;
   LineItem: LineItemDoc;
-  Int: Scalars['Int']['output'];
   Float: Scalars['Float']['output'];
   LineItemInput: LineItemInput;
   ID: Scalars['ID']['output'];
@@ -369,7 +374,16 @@ export type ResolversParentTypes = ResolversObject<{
   UpdateOrderResult: ResolversUnionTypes<ResolversParentTypes>['UpdateOrderResult'];
   User: EntityReference;
   Boolean: Scalars['Boolean']['output'];
+  Int: Scalars['Int']['output'];
 }>;
+
+export type CacheControlDirectiveArgs = {
+  inheritMaxAge?: Maybe<Scalars['Boolean']['input']>;
+  maxAge?: Maybe<Scalars['Int']['input']>;
+  scope?: Maybe<CacheControlScope>;
+};
+
+export type CacheControlDirectiveResolver<Result, Parent, ContextType = Context, Args = CacheControlDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['DateTime'], any> {
   name: 'DateTime';
@@ -470,3 +484,6 @@ export type Resolvers<ContextType = Context> = ResolversObject<{
   User?: UserResolvers<ContextType>;
 }>;
 
+export type DirectiveResolvers<ContextType = Context> = ResolversObject<{
+  cacheControl?: CacheControlDirectiveResolver<any, any, ContextType>;
+}>;
