@@ -193,3 +193,25 @@ describe('the entity cache', () => {
     for (let i = 0; i < 3; i++) expect((await ask(one, query, { id: product(15) }, alice)).data!['product'].name).toBe('Renamed while away');
   });
 });
+
+describe('the entity cache with every subgraph listed as answering all callers alike', () => {
+  let shared: Supergraph;
+  beforeAll(async () => {
+    shared = await startSupergraph({ gatewayEnv: { ENTITY_CACHE: 'on', ENTITY_CACHE_TTLS: TTLS, ENTITY_CACHE_SHARED_SUBGRAPHS: 'users,orders,catalog' } });
+  });
+  afterAll(() => shared?.stop());
+
+  it("still keeps users' and orders' answers per caller: their types are PRIVATE", async () => {
+    const email = (await ask(shared.url, `{ user(id: "${ALICE}") { email } }`, {}, alice)).data!['user'].email as string;
+    const order = (await ask(shared.url, 'mutation ($p: ID!) { createOrder(input: { items: [{ productId: $p, quantity: 1 }] }) { id } }', { p: product(17) }, alice)).data!['createOrder'].id as string;
+    for (const [query, variables] of [
+      [ORDERS, { id: ALICE }],
+      [ORDER, { id: order }],
+      [NODE, { id: ALICE }],
+    ] as const) {
+      for (let i = 0; i < 2; i++) expect(JSON.stringify(await ask(shared.url, query, variables, alice))).toContain(email);
+      for (const as of [bob, undefined]) expect(JSON.stringify(await ask(shared.url, query, variables, as))).not.toContain(email);
+    }
+    expect(await lookups(shared.url, { result: 'hit' })).toBeGreaterThan(0);
+  });
+});

@@ -85,8 +85,14 @@ function walk(
       if (hints.scope[coordinate] === 'PRIVATE') into.private = true;
       const returned = getNamedType(field.type);
       if (restrictedBy(field) || restrictedBy(returned) || restrictedBy(parent)) into.restricted = true;
+      // A PRIVATE type keeps every field read of it private (cache-control.ts gives its scope only to the fields
+      // returning it), and an interface or union that may stand for one is private too.
+      if (cacheControlOf(parent).scope === 'PRIVATE') into.private = true;
       if (isCompositeType(returned)) {
-        for (const type of objectTypes(schema, returned)) into.types.add(type);
+        for (const type of objectTypes(schema, returned)) {
+          into.types.add(type);
+          if (cacheControlOf(schema.getType(type)!).scope === 'PRIVATE') into.private = true;
+        }
         if (selection.selectionSet) walk(schema, hints, fragments, selection.selectionSet, returned, maxAge, into);
       }
       continue;

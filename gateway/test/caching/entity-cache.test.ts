@@ -10,10 +10,11 @@ const schema = buildSchema(`
   enum CacheControlScope { PUBLIC PRIVATE }
   directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
   directive @authenticated on FIELD_DEFINITION | OBJECT
-  type Query { product(id: ID!): Product @cacheControl(maxAge: 300) me: Account @cacheControl(maxAge: 30, scope: PRIVATE) version: String }
+  interface Node { id: ID! }
+  type Query { product(id: ID!): Product @cacheControl(maxAge: 300) me: Account @cacheControl(maxAge: 30, scope: PRIVATE) version: String node(id: ID!): Node @cacheControl(maxAge: 10) }
   type Product { id: ID! name: String! @cacheControl(maxAge: 3600) price: Float! secret: String @authenticated @cacheControl(maxAge: 50) related: Product @cacheControl(maxAge: 40) }
   type Shelf @cacheControl(maxAge: 120) { id: ID! label: String owner: Account }
-  type Account @cacheControl(maxAge: 20, scope: PRIVATE) { id: ID! email: String }
+  type Account implements Node @cacheControl(maxAge: 20, scope: PRIVATE) { id: ID! email: String }
 `);
 const hints = cacheHints(schema);
 const settings: PolicySettings = { ttls: {}, maxTtlSeconds: 1000, sharedSubgraphs: new Set(['catalog']) };
@@ -46,6 +47,9 @@ describe('what a subgraph fetch may keep', () => {
     expect(entities('... on Account { email }')['Account']!.shared).toBe(false);
     expect(entities('... on Product { name secret }')['Product']).toEqual({ maxAge: 50, shared: false, types: [] });
     expect(entities('... on Product { name }', 'users')['Product']!.shared).toBe(false);
+    // A PRIVATE type reached through an interface, or one an interface may stand for.
+    expect(root('query ($id: ID!) { node(id: $id) { ... on Account { email } } }')).toMatchObject({ shared: false });
+    expect(root('query ($id: ID!) { node(id: $id) { id } }')).toMatchObject({ shared: false });
   });
 
   it('keeps nothing of a field the schema does not know', () => {
