@@ -176,6 +176,16 @@ describe('the entity cache', () => {
     expect(await lookups(supergraph.url, { result: 'bypass' })).toBe(bypassed + 1);
   });
 
+  it('keeps no key in Redis without a TTL', async () => {
+    await ask(supergraph.url, ORDERS, { id: ALICE }, alice);
+    const client = supergraph.redis!.client;
+    const keys = await client.keys('ordergraph:entity:*');
+    expect(keys.some((key) => key.includes(':data:'))).toBe(true);
+    expect(keys.some((key) => key.includes(':gen:'))).toBe(true);
+    const ttls = await Promise.all(keys.map((key) => client.pttl(key)));
+    expect(ttls.filter((ttl) => ttl <= 0)).toEqual([]);
+  });
+
   // Last: it stops Redis.
   it('answers from the subgraphs while Redis is away, and serves nothing stale once it is back', async () => {
     const [one, two] = supergraph.gatewayUrls as [string, string];
