@@ -140,6 +140,8 @@ async function main() {
   /** Every response: when it was sent and answered, and which operation it was for. */
   const samples: { sent: number; at: number; ms: number; op: number }[] = [];
   const failures: { at: number; what: string }[] = [];
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
   const load = autocannon({
     url,
     method: 'POST',
@@ -164,7 +166,7 @@ async function main() {
         },
       },
     ],
-  });
+  }, () => finish());
   load.on('reqError', (error: Error) => failures.push({ at: performance.now(), what: error.message }));
   const window = (from: number, to: number) => ({
     latencies: samples.filter((s) => s.at >= from && s.at < to).map((s) => s.ms),
@@ -215,7 +217,7 @@ async function main() {
     }
   } finally {
     load.stop();
-    await load.then(() => undefined, () => undefined);
+    await finished;
     const warmed = await readCounter(url.replace('/graphql', '/metrics'), 'gateway_supergraph_warmup_operations_total').catch(() => NaN);
     console.log(`warm-up operations counted by the gateway: ${Number.isNaN(warmed) ? 'none (no such metric)' : warmed}`);
     await stopAll();
