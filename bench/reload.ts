@@ -2,7 +2,8 @@
 // our gateway (polling its supergraph file) and this load generator (autocannon) run in processes of their own, as
 // in bench/gateways.ts. Under a load of many distinct operations, each round measures p99 over a steady window, then
 // writes a changed but compatible supergraph (a field's description, which no plan depends on) and measures p99 from
-// the write until 10 s after the gateway serves it, with the errors of both windows. `--help` lists the options.
+// the write until 10 s after the gateway serves it, with the errors of both windows, and how long the first request of
+// each operation sent after the switch took (the one a cold plan cache makes wait). `--help` lists the options.
 import { writeFileSync, rmSync, renameSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
@@ -218,8 +219,13 @@ async function main() {
   } finally {
     load.stop();
     await finished;
-    const warmed = await readCounter(url.replace('/graphql', '/metrics'), 'gateway_supergraph_warmup_operations_total').catch(() => NaN);
-    console.log(`warm-up operations counted by the gateway: ${Number.isNaN(warmed) ? 'none (no such metric)' : warmed}`);
+    const metrics = url.replace('/graphql', '/metrics');
+    const count = (name: string, labels: Record<string, string>) => readCounter(metrics, name, labels).catch(() => NaN);
+    console.log(
+      `the gateway's counters: operations warmed ${await count('gateway_supergraph_warmup_operations_total', { outcome: 'planned' })}, ` +
+        `unfinished ${await count('gateway_supergraph_warmup_operations_total', { outcome: 'unfinished' })}; ` +
+        `plan cache hits ${await count('gateway_query_plan_cache_total', { result: 'hit' })}, misses ${await count('gateway_query_plan_cache_total', { result: 'miss' })}`,
+    );
     await stopAll();
     await redis.close();
     rmSync(supergraphPath, { force: true });
