@@ -180,6 +180,10 @@ async function main() {
   };
   const median = (latencies: number[]) => Math.round([...latencies].sort((a, b) => a - b)[Math.floor(latencies.length / 2)] ?? NaN);
 
+  const metrics = url.replace('/graphql', '/metrics');
+  const count = (name: string, labels: Record<string, string>) => readCounter(metrics, name, labels).catch(() => NaN);
+  const misses = () => count('gateway_query_plan_cache_total', { result: 'miss' });
+  const warmupMs = async () => (await count('gateway_supergraph_warmup_duration_seconds_sum', {})) * 1000;
   const rows: string[] = [];
   try {
     await sleep(WARMUP_S * 1000);
@@ -188,11 +192,14 @@ async function main() {
       await sleep(STEADY_S * 1000);
       const written = performance.now();
       const cpu0 = processCpuMs(gateway.pid!);
+      const [misses0, warmup0] = [await misses(), await warmupMs()];
       deploy(round);
       while ((await served()) !== round) await sleep(25);
       const switched = performance.now();
       await sleep(AFTER_S * 1000);
       const end = performance.now();
+      const missesAfter = (await misses()) - misses0;
+      const warmup = Math.round((await warmupMs()) - warmup0);
       const steady = window(steadyFrom, written);
       const after = window(written, end);
       const first = window(written, switched + 1000);
@@ -208,19 +215,19 @@ async function main() {
         afterMax: Math.round(Math.max(...after.latencies)),
         requestsAfter: after.latencies.length,
         errors: steady.errors.length + after.errors.length,
+        planCacheMisses: missesAfter,
+        warmupMs: warmup,
         gatewayCpuMs: Math.round(processCpuMs(gateway.pid!) - cpu0),
       };
       console.log(`  round ${round}: ${JSON.stringify(row)}`);
       for (const failure of after.errors.slice(0, 3)) console.log(`    error: ${failure.what}`);
       rows.push(
-        `| ${round} | ${row.steadyP99} | ${row.afterP99} | ${(row.afterP99 / row.steadyP99).toFixed(2)}x | ${row.firstSecondP99} | ${row.afterMax} | ${row.steadyMedian} | ${row.firstUseMedian} | ${row.firstUseP99} | ${row.switchMs} | ${row.errors} |`,
+        `| ${round} | ${row.steadyP99} | ${row.afterP99} | ${(row.afterP99 / row.steadyP99).toFixed(2)}x | ${row.firstSecondP99} | ${row.afterMax} | ${row.steadyMedian} | ${row.firstUseMedian} | ${row.firstUseP99} | ${Number.isNaN(row.planCacheMisses) ? '-' : row.planCacheMisses} | ${Number.isNaN(row.warmupMs) ? '-' : row.warmupMs} | ${row.switchMs} | ${row.errors} |`,
       );
     }
   } finally {
     load.stop();
     await finished;
-    const metrics = url.replace('/graphql', '/metrics');
-    const count = (name: string, labels: Record<string, string>) => readCounter(metrics, name, labels).catch(() => NaN);
     console.log(
       `the gateway's counters: operations warmed ${await count('gateway_supergraph_warmup_operations_total', { outcome: 'planned' })}, ` +
         `unfinished ${await count('gateway_supergraph_warmup_operations_total', { outcome: 'unfinished' })}; ` +
@@ -232,9 +239,9 @@ async function main() {
   }
   console.log(`\n${started.toISOString()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(
-    '\n| reload | steady p99 ms | p99 ms, write to switch + 10 s | ratio | p99 ms, write to switch + 1 s | max ms | steady median ms | first use of each operation after the switch: median ms | its p99 ms | write to switch ms | errors |',
+    '\n| reload | steady p99 ms | p99 ms, write to switch + 10 s | ratio | p99 ms, write to switch + 1 s | max ms | steady median ms | first use of each operation after the switch: median ms | its p99 ms | plan cache misses after the write | warm-up ms | write to switch ms | errors |',
   );
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
 }
 
