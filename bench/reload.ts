@@ -21,6 +21,7 @@ const OPTIONS = {
   rounds: { type: 'string', default: '3' },
   steady: { type: 'string', default: '10' },
   after: { type: 'string', default: '10' },
+  quiet: { type: 'string', default: '2' },
   warmup: { type: 'string', default: '8' },
   connections: { type: 'string', default: '16' },
   operations: { type: 'string', default: '200' },
@@ -33,6 +34,8 @@ const HELP = `npm run bench:reload -- [options]
   --rounds 3         reloads measured, one after the other
   --steady 10        seconds of load measured before each reload (the steady p99)
   --after 10         seconds measured after the gateway serves the new supergraph
+  --quiet 2          reloads measured after the load, one request at a time: every operation once before the
+                     reload and once after it, the mean time of each
   --warmup 8         seconds of load before the first round (not measured): every operation planned once
   --connections 16   autocannon's concurrent connections
   --operations 200   distinct operations (documents and names) the load draws from
@@ -48,6 +51,7 @@ if (options.help) {
 const ROUNDS = Number(options.rounds);
 const STEADY_S = Number(options.steady);
 const AFTER_S = Number(options.after);
+const QUIET = Number(options.quiet);
 const WARMUP_S = Number(options.warmup);
 const CONNECTIONS = Number(options.connections);
 
@@ -185,6 +189,27 @@ async function main() {
   const misses = () => count('gateway_query_plan_cache_total', { result: 'miss' });
   const warmupMs = async () => (await count('gateway_supergraph_warmup_duration_seconds_sum', {})) * 1000;
   const rows: string[] = [];
+  const quietRows: string[] = [];
+  let loading = true;
+  const stopLoad = async () => {
+    if (!loading) return;
+    loading = false;
+    load.stop();
+    await finished;
+  };
+  /** Every operation once, one at a time: the mean time of a request, and the answers that failed. */
+  const oneByOne = async () => {
+    let total = 0;
+    let errors = 0;
+    for (const op of ops) {
+      const sent = performance.now();
+      const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query: op.query, variables: op.variants[0] }) });
+      const text = await response.text();
+      total += performance.now() - sent;
+      if (response.status !== 200 || text.includes('"errors"')) errors++;
+    }
+    return { meanMs: total / ops.length, errors };
+  };
   try {
     await sleep(WARMUP_S * 1000);
     for (let round = 1; round <= ROUNDS; round++) {
@@ -225,9 +250,21 @@ async function main() {
         `| ${round} | ${row.steadyP99} | ${row.afterP99} | ${(row.afterP99 / row.steadyP99).toFixed(2)}x | ${row.firstSecondP99} | ${row.afterMax} | ${row.steadyMedian} | ${row.firstUseMedian} | ${row.firstUseP99} | ${Number.isNaN(row.planCacheMisses) ? '-' : row.planCacheMisses} | ${Number.isNaN(row.warmupMs) ? '-' : row.warmupMs} | ${row.switchMs} | ${row.errors} |`,
       );
     }
+    await stopLoad();
+    // Without load, the reload's cost to each operation's first request stands out of the machine's noise.
+    for (let quiet = 1; quiet <= QUIET; quiet++) {
+      const release = ROUNDS + quiet;
+      const before = await oneByOne();
+      const misses0 = await misses();
+      deploy(release);
+      while ((await served()) !== release) await sleep(25);
+      const after = await oneByOne();
+      const row = { reload: release, beforeMeanMs: before.meanMs.toFixed(2), firstUseMeanMs: after.meanMs.toFixed(2), planCacheMisses: (await misses()) - misses0, errors: before.errors + after.errors };
+      console.log(`  one at a time: ${JSON.stringify(row)}`);
+      quietRows.push(`| ${release} | ${row.beforeMeanMs} | ${row.firstUseMeanMs} | ${(after.meanMs / before.meanMs).toFixed(2)}x | ${Number.isNaN(row.planCacheMisses) ? '-' : row.planCacheMisses} | ${row.errors} |`);
+    }
   } finally {
-    load.stop();
-    await finished;
+    await stopLoad();
     console.log(
       `the gateway's counters: operations warmed ${await count('gateway_supergraph_warmup_operations_total', { outcome: 'planned' })}, ` +
         `unfinished ${await count('gateway_supergraph_warmup_operations_total', { outcome: 'unfinished' })}; ` +
@@ -243,6 +280,10 @@ async function main() {
   );
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) console.log(row);
+  if (quietRows.length === 0) return;
+  console.log('\n| reload, one request at a time | mean ms, every operation once before | mean ms, every operation once after the switch | ratio | plan cache misses | errors |');
+  console.log('|---:|---:|---:|---:|---:|---:|');
+  for (const row of quietRows) console.log(row);
 }
 
 await main();
