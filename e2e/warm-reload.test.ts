@@ -125,7 +125,7 @@ describe('warm-up of a reloaded supergraph (SUPERGRAPH_WARMUP_OPERATIONS=100)', 
       .filter(Boolean)
       .map((text) => JSON.parse(text) as { msg: string; service: string; warmup?: Record<string, number> })
       .find((entry) => entry.msg === WARMED);
-    expect(line).toMatchObject({ service: 'gateway', warmup: { planned: 2, invalid: 1, failed: 0, unfinished: 0, operations: 3, limit: 100, durationMs: expect.any(Number) } });
+    expect(line).toMatchObject({ service: 'gateway', warmup: { planned: 2, invalid: 1, failed: 0, unfinished: 0, operations: 3, limit: 100, durationMs: expect.any(Number), plansMs: expect.any(Number), subgraphsMs: expect.any(Number) } });
   });
 });
 
