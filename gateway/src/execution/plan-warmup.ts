@@ -116,8 +116,11 @@ function buildSubgraphSchemas(handled: { getSubgraphSchema(name: string): unknow
   return Math.round(performance.now() - started);
 }
 
-/** Operations planned at once: each validation runs on the event loop, each plan off it (the planner's planAsync). */
-const CONCURRENCY = 4;
+/**
+ * Operations planned at once: one. Its validation runs on the event loop, its plan off it (planAsync, on a thread of
+ * the planner's), so the warm-up takes at most one core from the requests the previous supergraph still serves.
+ */
+const CONCURRENCY = 1;
 
 export interface WarmupOutcome {
   planned: number;
