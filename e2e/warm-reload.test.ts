@@ -2,6 +2,7 @@
 // most used before the reload on it before it serves (docs/warm-reload.md). Seen through the gateway's own counters
 // (plan cache hits and misses, operations warmed) and its log line, never through timings. The new supergraph drops
 // Product.imageUrl from catalog's schema, a deployment that removes a field an operation in use still asks for.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,8 @@ const productId = toGlobalId('Product', 'product-0001');
 const NAME = 'query ProductName($id: ID!) { product(id: $id) { id name } }';
 const PRICES = 'query ProductPrices($id: ID!) { product(id: $id) { price currentPrice } }';
 const IMAGE = 'query ProductImage($id: ID!) { product(id: $id) { imageUrl } }';
+/** Sent by its hash once registered (automatic persisted queries): it executes as the document it stands for. */
+const PERSISTED = 'query ProductPersisted($id: ID!) { product(id: $id) { id price } }';
 const WARMED = 'query plans warmed on the new supergraph before it serves';
 
 interface Started {
@@ -68,8 +71,24 @@ async function ask(started: Started, query: string) {
   return { status, body };
 }
 
-/** Uses each operation: NAME most, then PRICES, then IMAGE, each answered by the supergraph as started. */
+/** PERSISTED by its hash alone, or with its text (which registers it). */
+async function askPersisted(started: Started, withText: boolean) {
+  const response = await fetch(started.supergraph.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${started.bearer}` },
+    body: JSON.stringify({
+      ...(withText ? { query: PERSISTED } : {}),
+      variables: { id: productId },
+      extensions: { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(PERSISTED).digest('hex') } },
+    }),
+  });
+  return (await response.json()) as { data?: unknown; errors?: unknown[] };
+}
+
+/** Uses each operation: PERSISTED (registered, then by its hash), NAME three times, PRICES twice, IMAGE once. */
 async function useOperations(started: Started) {
+  expect((await askPersisted(started, true)).errors).toBeUndefined();
+  expect(await askPersisted(started, false)).toEqual({ data: { product: { id: productId, price: expect.any(Number) } } });
   for (const [query, times] of [[NAME, 3], [PRICES, 2], [IMAGE, 1]] as const) {
     for (let i = 0; i < times; i++) {
       const { body } = await ask(started, query);
@@ -88,11 +107,11 @@ describe('warm-up of a reloaded supergraph (SUPERGRAPH_WARMUP_OPERATIONS=100)', 
   });
   afterAll(() => stop(started));
 
-  it('plans the operations used before the reload on the new supergraph before it serves, skipping one it no longer validates', async () => {
+  it('plans the operations used before the reload on the new supergraph before it serves, persisted ones included, skipping one it no longer validates', async () => {
     const before = await planCache(started);
     await useOperations(started);
     // Each operation planned once, on its first use; every later use found its plan.
-    expect(await planCache(started)).toEqual({ hit: before.hit + 3, miss: before.miss + 3 });
+    expect(await planCache(started)).toEqual({ hit: before.hit + 4, miss: before.miss + 4 });
 
     deployWithoutImageUrl(started);
     // The gateway reads its file when a request comes after the poll interval: `{ __typename }` is answered from the
@@ -101,7 +120,7 @@ describe('warm-up of a reloaded supergraph (SUPERGRAPH_WARMUP_OPERATIONS=100)', 
       await ask(started, '{ __typename }');
       return (await warmed(started, 'planned')) > 0;
     }, 'the warm-up of the new supergraph');
-    expect(await warmed(started, 'planned')).toBe(2);
+    expect(await warmed(started, 'planned')).toBe(3);
     expect(await warmed(started, 'invalid')).toBe(1);
     expect(await warmed(started, 'failed')).toBe(0);
     expect(await warmed(started, 'unfinished')).toBe(0);
@@ -112,12 +131,14 @@ describe('warm-up of a reloaded supergraph (SUPERGRAPH_WARMUP_OPERATIONS=100)', 
     expect(body).toEqual({ data: { product: { id: productId, name: expect.any(String) } } });
     expect(await planCache(started)).toEqual({ hit: cache.hit + 1, miss: cache.miss });
     await ask(started, PRICES);
-    expect(await planCache(started)).toEqual({ hit: cache.hit + 2, miss: cache.miss });
+    // The persisted query too, sent by its hash alone.
+    expect(await askPersisted(started, false)).toEqual({ data: { product: { id: productId, price: expect.any(Number) } } });
+    expect(await planCache(started)).toEqual({ hit: cache.hit + 3, miss: cache.miss });
 
     // The operation the new supergraph no longer serves was skipped, not failed: it is refused by validation as any
     // other invalid operation is, and was never planned.
     expect(await servesWithoutImageUrl(started)).toBe(true);
-    expect(await planCache(started)).toEqual({ hit: cache.hit + 2, miss: cache.miss });
+    expect(await planCache(started)).toEqual({ hit: cache.hit + 3, miss: cache.miss });
 
     const line = started.logs
       .join('')
@@ -125,7 +146,7 @@ describe('warm-up of a reloaded supergraph (SUPERGRAPH_WARMUP_OPERATIONS=100)', 
       .filter(Boolean)
       .map((text) => JSON.parse(text) as { msg: string; service: string; warmup?: Record<string, number> })
       .find((entry) => entry.msg === WARMED);
-    expect(line).toMatchObject({ service: 'gateway', warmup: { planned: 2, invalid: 1, failed: 0, unfinished: 0, operations: 3, limit: 100, durationMs: expect.any(Number), plansMs: expect.any(Number), subgraphsMs: expect.any(Number) } });
+    expect(line).toMatchObject({ service: 'gateway', warmup: { planned: 3, invalid: 1, failed: 0, unfinished: 0, operations: 4, limit: 100, durationMs: expect.any(Number), plansMs: expect.any(Number), subgraphsMs: expect.any(Number) } });
   });
 });
 
