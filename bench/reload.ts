@@ -5,8 +5,7 @@
 // the write until 10 s after the gateway serves it, with the errors of both windows, and how long the first request of
 // each operation sent after the switch took (the one a cold plan cache makes wait). `--help` lists the options.
 import { writeFileSync, rmSync, renameSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { resolve } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { toGlobalId } from '@ordergraph/core';
@@ -14,7 +13,7 @@ import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition
 import { seedData } from '@ordergraph/seed';
 import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
 import { processCpuMs } from './process-stats.js';
-import { SECRET, buildEntries, builtEntry, start, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, buildEntries, builtEntry, machineLine, start, startSeededSubgraphs, stopAll, stopOnSignals } from './processes.js';
 import { sample, seededRandom } from './workloads.js';
 
 const OPTIONS = {
@@ -101,19 +100,14 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 async function main() {
   const started = new Date();
   console.log(`reload benchmark: ${ROUNDS} reloads, ${STEADY_S} s steady + ${AFTER_S} s after each, ${CONNECTIONS} connections, ${options.operations} operations, node ${process.version}`);
-  console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(machineLine());
   buildEntries();
   const redis = await startRedis();
   stopOnSignals(async () => {
     await stopAll(3_000);
     await redis.close();
   });
-  const ports = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
-  const urls = Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, `http://127.0.0.1:${port}/graphql`]));
-  await start('catalog', builtEntry('services/catalog'), [], { PORT: String(ports.catalog), SEED: 'true' }, urls['catalog']!.replace('/graphql', '/healthz'));
-  await start('orders', builtEntry('services/orders'), [], { PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls['catalog']!, REDIS_URL: redis.url }, urls['orders']!.replace('/graphql', '/healthz'));
-  await start('users', builtEntry('services/users'), [], { PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls['orders']!, CATALOG_URL: urls['catalog']! }, urls['users']!.replace('/graphql', '/healthz'));
-  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-reload.${process.pid}.graphql`);
+  const { urls, supergraphPath } = await startSeededSubgraphs(redis.url);
   // Replaced atomically, as the gateway asks of every writer (supergraph-source.ts).
   const deploy = (release: number) => {
     writeFileSync(`${supergraphPath}.tmp`, supergraphRelease(urls, release));
