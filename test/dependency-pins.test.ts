@@ -158,6 +158,15 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
     }
   });
 
+  it('plans without executing, into the cache executions read, for the warm-up of a reloaded supergraph (docs/warm-reload.md)', () => {
+    for (const file of ['index.js', 'index.cjs']) {
+      expect(dist(file)).toContain('planOperation(document, operationName) {');
+      expect(dist(file)).toContain('(percentageValue) => planDocument({ document, operationName }, percentageValue)');
+      expect(dist(file)).toContain('if (!warming) opts.onQueryPlanCache?.(true);');
+      expect(dist(file)).toContain('if (!warming) opts.onQueryPlanCache?.(false);');
+    }
+  });
+
   it('merges an entity or a fragment in place to what 1.4.23 assigned back from a merged copy', () => {
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
       // an entity completed by its subgraph: its key fields again, new fields, a nested list of entities

@@ -84,6 +84,8 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
   SUPERGRAPH_PATH: z.string().optional().describe('The composed supergraph to serve; `npm run compose` writes it from supergraph.yaml.'),
   SUPERGRAPH_POLL_INTERVAL: z.coerce.number().int().min(0).default(10_000).describe('How often (ms) the gateway re-reads SUPERGRAPH_PATH to pick up a newly composed supergraph; 0 reads it once.'),
   SUPERGRAPH_DRAIN_TIMEOUT: z.coerce.number().int().positive().default(30_000).describe('How long (ms) requests admitted on a replaced supergraph may run on it before it is disposed.'),
+  SUPERGRAPH_WARMUP_OPERATIONS: z.coerce.number().int().min(0).max(10_000).default(100).describe('How many of the most used operations are planned on a reloaded supergraph before it serves, so the first requests after a deploy find their plans ready (docs/warm-reload.md); 0 turns the warm-up off.'),
+  SUPERGRAPH_WARMUP_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000).describe('How long (ms) the warm-up of a reloaded supergraph may hold its switch back; the previous supergraph serves meanwhile, and plans still running then finish in the background.'),
   ...subgraphUrlShape(subgraphUrls),
   INTROSPECTION: z.enum(INTROSPECTION_MODES).optional().describe('Who may introspect: everyone, administrators only, or no one. Unset: `admin` in production, else `public`.'),
   GRAPHIQL: z.enum(GRAPHIQL_MODES).optional().describe('GraphiQL at /graphql for browsers. Unset: `on` outside production, `off` in production.'),

@@ -18,6 +18,7 @@ import {
 } from '@ordergraph/core';
 import { corsOrigins, subgraphErrorInclusion, upstreamSettings, type GatewayConfig } from './config.js';
 import { withEntityBatching } from './execution/entity-batching.js';
+import { withPlanWarmup } from './execution/plan-warmup.js';
 import { withOverrideLabels, withPlannableOverrides } from './execution/progressive-override.js';
 import { plannerOptions } from './execution/query-planner.js';
 import { hiveLogger, subgraphRequestId } from './observability/logging.js';
@@ -97,10 +98,16 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     // The entity fetches of subscription events, batched across streams (entity-batching.ts).
     // And the custom override labels a request turns on (progressive-override.ts); percent(n) labels the Rust planner
     // decides from one random value per request, so all of a request's fetches agree on a side.
-    unifiedGraphHandler: withEntityBatching(withOverrideLabels(plannerOptions(config.QUERY_PLANNER).unifiedGraphHandler, { header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM }), {
-      windowMs: config.ENTITY_BATCH_WINDOW_MS,
-      maxBatchSize: config.ENTITY_BATCH_MAX_FETCHES,
-    }),
+    // Outermost, the warm-up of each reloaded supergraph's plans with the operations most used (plan-warmup.ts).
+    unifiedGraphHandler: withPlanWarmup(
+      withEntityBatching(withOverrideLabels(plannerOptions(config.QUERY_PLANNER).unifiedGraphHandler, { header: config.OVERRIDE_LABELS_HEADER, claim: config.OVERRIDE_LABELS_CLAIM }), {
+        windowMs: config.ENTITY_BATCH_WINDOW_MS,
+        maxBatchSize: config.ENTITY_BATCH_MAX_FETCHES,
+      }),
+      { operations: config.SUPERGRAPH_WARMUP_OPERATIONS, timeoutMs: config.SUPERGRAPH_WARMUP_TIMEOUT_MS },
+      logger,
+      registry,
+    ),
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     // @defer (and @stream, which defer.ts refuses) in the schema, answered in parts (multipart/mixed, deferSpec=20220824)
     // by yoga; defer.ts decides which planner executes them and refuses clients that cannot read parts.
