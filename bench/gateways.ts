@@ -11,11 +11,11 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
+import { freePort, readCounter, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { SECRET, buildEntries, builtEntry, machineLine, start, startSeededSubgraphs, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, builtEntry, machineLine, prepareRun, start, startSeededSubgraphs, stopAll } from './processes.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
 import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type Outcome, type Write } from './workloads.js';
@@ -275,12 +275,7 @@ async function main() {
   const started = new Date();
   console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
   console.log(machineLine());
-  buildEntries();
-  const redis = await startRedis();
-  stopOnSignals(async () => {
-    await stopAll(3_000);
-    await redis.close();
-  });
+  const redis = await prepareRun();
   const { urls, processes: subgraphProcesses, supergraphPath } = await startSeededSubgraphs(redis.url);
   console.log('starting gateways');
   const gateways = await startGateways(supergraphPath, redis.url);

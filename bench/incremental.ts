@@ -7,9 +7,9 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { toGlobalId } from '@ordergraph/core';
 import { seedData } from '@ordergraph/seed';
-import { assembled, freePort, partsOf, startRedis, token } from '@ordergraph/testkit';
+import { assembled, freePort, partsOf, token } from '@ordergraph/testkit';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { SECRET, buildEntries, builtEntry, machineLine, start, startSeededSubgraphs, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, builtEntry, machineLine, prepareRun, start, startSeededSubgraphs, stopAll } from './processes.js';
 import { sample, seededRandom } from './workloads.js';
 
 const { values: options } = parseArgs({
@@ -49,12 +49,7 @@ async function main() {
   const concurrency = Number(options.concurrency);
   console.log(`incremental delivery benchmark: ${rounds} rounds x ${seconds} s per mode, ${concurrency} in flight, node ${process.version}`);
   console.log(machineLine());
-  buildEntries();
-  const redis = await startRedis();
-  stopOnSignals(async () => {
-    await stopAll(3_000);
-    await redis.close();
-  });
+  const redis = await prepareRun();
   const { processes, supergraphPath } = await startSeededSubgraphs(redis.url);
   const subgraphs = Object.values(processes);
   const port = await freePort();

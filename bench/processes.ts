@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
-import { freePort } from '@ordergraph/testkit';
+import { freePort, startRedis, type TestRedis } from '@ordergraph/testkit';
 import { startFlags } from '../scripts/deployment-files.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -185,4 +185,15 @@ export async function startSeededSubgraphs(redisUrl: string): Promise<SeededSubg
   const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
   writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
   return { urls, processes, supergraphPath };
+}
+
+/** What every benchmark does first: builds the entries it runs, starts a private Redis, and cleans both up on Ctrl-C. */
+export async function prepareRun(): Promise<TestRedis> {
+  buildEntries();
+  const redis = await startRedis();
+  stopOnSignals(async () => {
+    await stopAll(3_000);
+    await redis.close();
+  });
+  return redis;
 }

@@ -11,9 +11,9 @@ import autocannon from 'autocannon';
 import { toGlobalId } from '@ordergraph/core';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { seedData } from '@ordergraph/seed';
-import { freePort, readCounter, startRedis, token } from '@ordergraph/testkit';
+import { freePort, readCounter, token } from '@ordergraph/testkit';
 import { processCpuMs } from './process-stats.js';
-import { SECRET, buildEntries, builtEntry, machineLine, start, startSeededSubgraphs, stopAll, stopOnSignals } from './processes.js';
+import { SECRET, builtEntry, machineLine, prepareRun, start, startSeededSubgraphs, stopAll } from './processes.js';
 import { sample, seededRandom } from './workloads.js';
 
 const OPTIONS = {
@@ -101,12 +101,7 @@ async function main() {
   const started = new Date();
   console.log(`reload benchmark: ${ROUNDS} reloads, ${STEADY_S} s steady + ${AFTER_S} s after each, ${CONNECTIONS} connections, ${options.operations} operations, node ${process.version}`);
   console.log(machineLine());
-  buildEntries();
-  const redis = await startRedis();
-  stopOnSignals(async () => {
-    await stopAll(3_000);
-    await redis.close();
-  });
+  const redis = await prepareRun();
   const { urls, supergraphPath } = await startSeededSubgraphs(redis.url);
   // Replaced atomically, as the gateway asks of every writer (supergraph-source.ts).
   const deploy = (release: number) => {
