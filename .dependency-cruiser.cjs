@@ -51,6 +51,20 @@ module.exports = {
       to: { path: '^packages/(subgraph-kit|store|governance)/|^services/|^testkit/' },
     },
     {
+      name: 'gateway-loads-composition-paths-only',
+      comment: 'Of composition the gateway needs where files live (paths.ts), not the composition library, which it never runs: its code would stay in the heap for the life of the process (docs/operating.md, Memory).',
+      severity: 'error',
+      from: { path: '^gateway/src/' },
+      to: { path: '^packages/composition/src/(?!paths\\.ts$)' },
+    },
+    {
+      name: 'gateway-loads-mcp-sdk-on-demand',
+      comment: 'The MCP SDK is imported by the first MCP request (mcp/endpoint.ts), not at start: a gateway whose door is off or unused does not hold its code (docs/operating.md, Memory).',
+      severity: 'error',
+      from: { path: '^gateway/src/' },
+      to: { path: '(^|/)node_modules/@modelcontextprotocol/sdk/', dynamic: false, dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'no-package-imports-an-application',
       comment: 'Shared packages serve applications; the test kit, which starts them, stands above them (testkit/).',
       severity: 'error',

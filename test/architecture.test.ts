@@ -48,6 +48,10 @@ describe('what may import what', () => {
     write('packages/store/src/index.ts', "import { service } from '../../../services/orders/src/server.js';\nexport const store = service;\n");
     write('services/orders/src/server.ts', "import { gateway } from '../../../gateway/src/gateway.js';\nexport const service = gateway;\n");
     write('gateway/src/gateway.ts', "import { store } from '../../packages/store/src/index.js';\nexport const gateway = store;\n");
+    write('gateway/src/mcp.ts', "import { Server } from '@modelcontextprotocol/sdk/server/index.js';\nimport type { Tool } from '@modelcontextprotocol/sdk/types.js';\nexport const mcp = (tool: Tool) => [Server, tool, import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')];\n");
+    write('gateway/src/paths.ts', "import { SUPERGRAPH_PATH } from '../../packages/composition/src/paths.js';\nimport { compose } from '../../packages/composition/src/supergraph.js';\nexport const paths = [SUPERGRAPH_PATH, compose];\n");
+    write('packages/composition/src/paths.ts', 'export const SUPERGRAPH_PATH = 1;\n');
+    write('packages/composition/src/supergraph.ts', 'export const compose = 1;\n');
     write('packages/seed/src/index.ts', "import { harness } from '../../../testkit/src/index.js';\nexport const seed = harness;\n");
     write('testkit/src/index.ts', 'export const harness = 1;\n');
 
@@ -64,8 +68,13 @@ describe('what may import what', () => {
           'gateway-loads-core-not-the-subgraph-kit-or-store: gateway/src/gateway.ts -> packages/store/src/index.ts',
           'by-package-name-not-by-path: gateway/src/gateway.ts -> packages/store/src/index.ts',
           'no-circular: packages/core/src/index.ts -> packages/subgraph-kit/src/index.ts',
+          'gateway-loads-composition-paths-only: gateway/src/paths.ts -> packages/composition/src/supergraph.ts',
+          expect.stringMatching(/^gateway-loads-mcp-sdk-on-demand: gateway\/src\/mcp.ts -> .*node_modules\/@modelcontextprotocol\/sdk\/dist\/esm\/server\/index.js$/),
         ]),
       );
+      // Only the static import of a module: not the one whose types alone it imports, nor the one it imports on demand,
+      // nor the paths of composition.
+      expect(found.filter((line) => /mcp-sdk-on-demand: .*(types|webStandardStreamableHttp)\.js$|composition-paths-only: .*paths\.ts$/.test(line))).toEqual([]);
     }, 120_000);
   });
 });
