@@ -52,17 +52,10 @@ module.exports = {
     },
     {
       name: 'gateway-loads-composition-paths-only',
-      comment: 'Of composition the gateway needs where files live (paths.ts), not the composition library, which it never runs: its code would stay in the heap for the life of the process (docs/operating.md, Memory).',
+      comment: 'Of composition the gateway needs where files live (paths.ts), not the composition library, which it never runs: its code would stay in the heap for the life of the process (docs/operating.md, Memory; test/architecture.test.ts also checks what the gateway loads).',
       severity: 'error',
       from: { path: '^gateway/src/' },
       to: { path: '^packages/composition/src/(?!paths\\.ts$)' },
-    },
-    {
-      name: 'gateway-loads-mcp-sdk-on-demand',
-      comment: 'The MCP SDK is imported by the first MCP request (mcp/endpoint.ts), not at start: a gateway whose door is off or unused does not hold its code (docs/operating.md, Memory).',
-      severity: 'error',
-      from: { path: '^gateway/src/' },
-      to: { path: '(^|/)node_modules/@modelcontextprotocol/sdk/', dynamic: false, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'no-package-imports-an-application',
