@@ -51,6 +51,13 @@ module.exports = {
       to: { path: '^packages/(subgraph-kit|store|governance)/|^services/|^testkit/' },
     },
     {
+      name: 'gateway-loads-composition-paths-only',
+      comment: 'Of composition the gateway needs where files live (paths.ts), not the composition library, which it never runs: its code would stay in the heap for the life of the process (docs/operating.md, Memory; test/architecture.test.ts also checks what the gateway loads).',
+      severity: 'error',
+      from: { path: '^gateway/src/' },
+      to: { path: '^packages/composition/src/(?!paths\\.ts$)' },
+    },
+    {
       name: 'no-package-imports-an-application',
       comment: 'Shared packages serve applications; the test kit, which starts them, stands above them (testkit/).',
       severity: 'error',

@@ -48,6 +48,9 @@ describe('what may import what', () => {
     write('packages/store/src/index.ts', "import { service } from '../../../services/orders/src/server.js';\nexport const store = service;\n");
     write('services/orders/src/server.ts', "import { gateway } from '../../../gateway/src/gateway.js';\nexport const service = gateway;\n");
     write('gateway/src/gateway.ts', "import { store } from '../../packages/store/src/index.js';\nexport const gateway = store;\n");
+    write('gateway/src/paths.ts', "import { SUPERGRAPH_PATH } from '../../packages/composition/src/paths.js';\nimport { compose } from '../../packages/composition/src/supergraph.js';\nexport const paths = [SUPERGRAPH_PATH, compose];\n");
+    write('packages/composition/src/paths.ts', 'export const SUPERGRAPH_PATH = 1;\n');
+    write('packages/composition/src/supergraph.ts', 'export const compose = 1;\n');
     write('packages/seed/src/index.ts', "import { harness } from '../../../testkit/src/index.js';\nexport const seed = harness;\n");
     write('testkit/src/index.ts', 'export const harness = 1;\n');
 
@@ -64,10 +67,36 @@ describe('what may import what', () => {
           'gateway-loads-core-not-the-subgraph-kit-or-store: gateway/src/gateway.ts -> packages/store/src/index.ts',
           'by-package-name-not-by-path: gateway/src/gateway.ts -> packages/store/src/index.ts',
           'no-circular: packages/core/src/index.ts -> packages/subgraph-kit/src/index.ts',
+          'gateway-loads-composition-paths-only: gateway/src/paths.ts -> packages/composition/src/supergraph.ts',
         ]),
       );
+      expect(found.filter((line) => /^gateway-loads-composition-paths-only: .*\/composition\/src\/paths\.ts$/.test(line))).toEqual([]);
     }, 120_000);
   });
+});
+
+describe('what the gateway loads as it starts', () => {
+  // Every module stays in the heap for the life of the process, and the old generation grows by half of what it holds
+  // (docs/operating.md, Memory): the gateway loads neither the composition library (it needs only
+  // @ordergraph/composition/paths) nor the MCP SDK, which mcp/endpoint.ts imports on the first MCP request. The rules
+  // above see imports of our files only (dist folders are not cruised), so this looks at what Node.js resolves.
+  it('is neither the composition library nor the MCP SDK', () => {
+    const script = [
+      "import { registerHooks } from 'node:module';",
+      'const resolved = new Set();',
+      'registerHooks({ resolve(specifier, context, next) { const result = next(specifier, context); resolved.add(result.url); return result; } });',
+      // What gateway/src/index.ts imports before it serves.
+      "await import('@ordergraph/gateway');",
+      "await import('@ordergraph/gateway/config');",
+      "await import('@ordergraph/gateway/supergraph-source');",
+      "await import('@ordergraph/composition/paths');",
+      'process.stdout.write(JSON.stringify([...resolved]));',
+    ].join('\n');
+    const output = execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '--eval', script], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const resolved = JSON.parse(output) as string[];
+    expect(resolved).toEqual(expect.arrayContaining([expect.stringMatching(/\/gateway\/src\/mcp\/endpoint\.ts$/), expect.stringMatching(/\/packages\/composition\/src\/paths\.ts$/)]));
+    expect(resolved.filter((url) => url.includes('/@modelcontextprotocol/sdk/') || /\/packages\/composition\/src\/(?!paths\.ts$)/.test(url))).toEqual([]);
+  }, 60_000);
 });
 
 describe('ARCHITECTURE.md', () => {

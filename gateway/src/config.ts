@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { subgraphUrlVariable } from '@ordergraph/composition';
+import { subgraphUrlVariable } from '@ordergraph/composition/paths';
 import { baseEnvSchema, loadConfig, redisEnvShape, redisSettingsProblem } from '@ordergraph/core';
 import { clientName } from './clients/identity.js';
 import { INTROSPECTION_MODES, type IntrospectionMode } from './security/introspection.js';

@@ -7,7 +7,7 @@ const telemetry = await startTelemetry('gateway', { instrument: false, spanProce
 const { createLogger, runProcess } = await import('@ordergraph/core');
 const { loadGatewayConfig } = await import('./config.js');
 const { createGateway } = await import('./gateway.js');
-const { SUPERGRAPH_PATH } = await import('@ordergraph/composition');
+const { SUPERGRAPH_PATH } = await import('@ordergraph/composition/paths');
 const { supergraphFile } = await import('./subgraphs/supergraph-source.js');
 const openTelemetry = telemetry ? await loadOpenTelemetryPlugin() : undefined;
 

@@ -3,16 +3,7 @@
 // and the document's id, so it meets every plugin of plugins.ts as any client's request does.
 import type { IncomingMessage } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode as McpErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, type Identity, type Logger } from '@ordergraph/core';
 import type { GraphQLSchema } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
@@ -58,6 +49,19 @@ function forwardedHeaders(from: Headers): Headers {
   return headers;
 }
 
+/**
+ * The MCP SDK (with its schema validators), loaded by the first MCP request: a gateway with MCP off, or whose door is
+ * never called, does not hold its code (about 1 MB of heap for its lifetime, which the old generation sizes itself by).
+ */
+const loadSdk = () =>
+  Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]).then(([server, transport, types]) => ({ ...server, ...transport, ...types }));
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+let sdkLoaded: Promise<Sdk> | undefined;
+
 const toMcpTool = (tool: TrustedTool): Tool => ({
   name: tool.name,
   description: tool.description,
@@ -79,7 +83,7 @@ export function useMcp(options: McpOptions): GatewayPlugin {
   });
 
   /** One tool call, through the gateway's own GraphQL handler. */
-  async function call(toolset: Toolset, viewer: Identity, name: string, args: Record<string, unknown> | undefined, request: Request, req: IncomingMessage | undefined): Promise<CallToolResult> {
+  async function call({ McpError, ErrorCode: McpErrorCode }: Sdk, toolset: Toolset, viewer: Identity, name: string, args: Record<string, unknown> | undefined, request: Request, req: IncomingMessage | undefined): Promise<CallToolResult> {
     const tool = toolset.tools.get(name);
     if (!tool) {
       calls.inc({ tool: '(unknown)', outcome: 'unknown' });
@@ -118,12 +122,14 @@ export function useMcp(options: McpOptions): GatewayPlugin {
   }
 
   async function answer(request: Request, viewer: Identity, req: IncomingMessage | undefined): Promise<Response> {
+    const sdk = await (sdkLoaded ??= loadSdk());
+    const { Server, WebStandardStreamableHTTPServerTransport, ListToolsRequestSchema, CallToolRequestSchema } = sdk;
     const toolset = toolsOf(manifest.current(), await runtime.schema());
     const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [...toolset.tools.values()].filter((tool) => allows(viewer, tool.requirements)).map(toMcpTool),
     }));
-    server.setRequestHandler(CallToolRequestSchema, ({ params }) => call(toolset, viewer, params.name, params.arguments, request, req));
+    server.setRequestHandler(CallToolRequestSchema, ({ params }) => call(sdk, toolset, viewer, params.name, params.arguments, request, req));
     // Stateless: no session to keep, so every replica answers every message; answers are JSON, not event streams.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_BODY_BYTES });
     await server.connect(transport);

@@ -3,7 +3,7 @@
 // overrides are written into the SDL the runtime receives, so they follow whatever subgraphs a new supergraph brings;
 // the runtime's transport entries are read from each supergraph it loads, its static ones only once.
 import { Kind, parse, type DocumentNode } from 'graphql';
-import { subgraphUrlVariable } from '@ordergraph/composition';
+import { subgraphUrlVariable } from '@ordergraph/composition/paths';
 import type { Logger } from '@ordergraph/core';
 import { SUBGRAPH_URL_VARIABLE, subgraphUrlOverrides, type GatewayConfig } from '../config.js';
 

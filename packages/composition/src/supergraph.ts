@@ -1,18 +1,14 @@
 // supergraph.yaml (rover's format) -> a composed Federation 2 supergraph, with a composition library instead of rover.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { composeServices } from '@theguild/federation-composition';
 import { parse } from 'graphql';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { REPO_ROOT } from './paths.js';
 
-/** The repository root, where supergraph.yaml and supergraph.graphql live. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export * from './paths.js';
 const SUPERGRAPH_CONFIG_PATH = resolve(REPO_ROOT, 'supergraph.yaml');
-export const SUPERGRAPH_PATH = resolve(REPO_ROOT, 'supergraph.graphql');
-/** The API schema clients generate their types from; `npm run schema:export` writes it. */
-export const API_SCHEMA_PATH = resolve(REPO_ROOT, 'schemas/api.graphql');
 
 const supergraphConfigSchema = z.object({
   federation_version: z.string(),
@@ -37,12 +33,6 @@ const readConfigFile = (path: string) => supergraphConfigSchema.parse(parseYaml(
 
 /** The names of the subgraphs supergraph.yaml lists, in its order; reads no schema file (the gateway's image has none). */
 export const readSubgraphNames = (path = SUPERGRAPH_CONFIG_PATH): string[] => Object.keys(readConfigFile(path).subgraphs);
-
-/** How a subgraph's name appears in environment variable names: `<NAME>_URL`, `<NAME>_PORT`, `SUBGRAPH_<NAME>_URL`. */
-export const envNameOf = (subgraph: string): string => subgraph.toUpperCase().replaceAll('-', '_');
-
-/** The gateway's override of a subgraph's routing URL. */
-export const subgraphUrlVariable = (subgraph: string): `SUBGRAPH_${string}_URL` => `SUBGRAPH_${envNameOf(subgraph)}_URL`;
 
 /** Reads supergraph.yaml and each subgraph's schema file (paths relative to the YAML file, as rover reads them). */
 export function readSupergraphConfig(path = SUPERGRAPH_CONFIG_PATH): SubgraphSource[] {
