@@ -275,7 +275,64 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     expect(seen.some((result) => result.networkStatus === NetworkStatus.streaming && result.data?.products?.length < 5)).toBe(true);
   });
 
-  // Last: it stops a subgraph.
+  /** Places an order as Alice, at the catalog's prices: one she may cancel (PENDING). */
+  async function placedOrder(): Promise<string> {
+    const placed = await graphql(supergraph.url, 'mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id } }', {
+      token: alice,
+      variables: { items: [{ productId, quantity: 1 }] },
+    });
+    expect(placed.body.errors).toBeUndefined();
+    return placed.body.data!['createOrder'].id as string;
+  }
+  const orderWrites = () => supergraph.storeCalls('orders', { collection: 'orders', operation: 'findOneAndUpdate' });
+  const statusOf = async (id: string) => (await graphql(supergraph.url, 'query ($id: ID!) { order(id: $id) { status } }', { token: alice, variables: { id } })).body.data!['order'].status;
+
+  it.each([
+    ['20220824', DEFER_ACCEPT],
+    ['v0.2', 'multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9'],
+  ])("answers a mutation in parts (%s): the write done once, before the first part, the returned order's deferred fields later", async (_format, accept) => {
+    const id = await placedOrder();
+    const [requests, writes] = [await supergraph.subgraphRequests(), await orderWrites()];
+    const answer = await post(supergraph.url, 'mutation ($id: ID!) { cancelOrder(id: $id) { id ... @defer { status user { name } } } }', { token: alice, accept, variables: { id } });
+    expect(answer.status).toBe(200);
+    expect(answer.contentType).toMatch(/^multipart\/mixed; ?boundary=/);
+    expect(answer.parts[0]).toMatchObject({ data: { cancelOrder: { id } }, hasNext: true });
+    expect(answer.parts.at(-1)!.hasNext).toBe(false);
+    // A second execution would have failed (CANCELLED to CANCELLED is no transition): no error anywhere.
+    expect(assembled(answer.parts)).toEqual({ data: { cancelOrder: { id, status: 'CANCELLED', user: { name: expect.any(String) } } }, errors: [] });
+    expect(answer.parts.slice(1).flatMap((part) => part.incremental ?? []).map((entry) => entry.data)).toEqual([{ status: 'CANCELLED', user: { name: expect.any(String) } }]);
+    // orders once for the mutation and twice for the deferred fragment (the status; the user's key), users once.
+    expect(await supergraph.subgraphRequests()).toBe(requests + 4);
+    expect(await orderWrites()).toBe(writes + 1);
+    expect(await statusOf(id)).toBe('CANCELLED');
+  });
+
+  // The last two stop a subgraph each.
+  it("reports a mutation's failed deferred fragment in its part: the write done once, the first part intact", async () => {
+    // Placed while the catalog (which prices it) is up.
+    const id = await placedOrder();
+    await supergraph.stopSubgraph('catalog');
+    const writes = await orderWrites();
+    const answer = await post(supergraph.url, 'mutation ($id: ID!) { cancelOrder(id: $id) { id status ... @defer { items { quantity product { name } } } } }', {
+      token: alice,
+      variables: { id },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.parts[0]).toEqual({ data: { cancelOrder: { id, status: 'CANCELLED' } }, hasNext: true });
+    const later = answer.parts.slice(1).flatMap((part) => part.incremental ?? []);
+    expect(later).toEqual([
+      {
+        path: ['cancelOrder'],
+        // Product.name is non-null: the product it is missing from is null.
+        data: { items: [{ quantity: 1, product: null }] },
+        errors: [expect.objectContaining({ path: ['cancelOrder', 'items', 0, 'product', 'name'], extensions: { code: 'SUBGRAPH_UNAVAILABLE' } })],
+      },
+    ]);
+    expect(answer.parts.at(-1)!.hasNext).toBe(false);
+    expect(await orderWrites()).toBe(writes + 1);
+    expect(await statusOf(id)).toBe('CANCELLED');
+  });
+
   it('applies the error policy to a deferred part: a subgraph that is down is SUBGRAPH_UNAVAILABLE there, the first part intact', async () => {
     await supergraph.stopSubgraph('users');
     const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, { token: admin, variables: { id: orderId } });
