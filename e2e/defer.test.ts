@@ -307,6 +307,39 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     expect(await statusOf(id)).toBe('CANCELLED');
   });
 
+  it.each([
+    ['20220824', DEFER_ACCEPT],
+    ['v0.2', 'multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9'],
+  ])('answers, with the object that holds it, a fragment deferred where no key fetches it again (%s): a line item, a result union; the rest in parts', async (_format, accept) => {
+    // LineItem and UpdateOrderResult are no entities: the JavaScript planner had nothing to fetch these fragments by,
+    // and the mutation's whole answer was an internal error (Order.items null), the union's fields null.
+    const id = await placedOrder();
+    const writes = await orderWrites();
+    const answer = await post(
+      supergraph.url,
+      'mutation ($id: ID!) { cancelOrder(id: $id) { id items { ... @defer { quantity unitPrice } } ... @defer { status user { name } } } }',
+      { token: alice, accept, variables: { id } },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.parts[0]).toMatchObject({ data: { cancelOrder: { id, items: [{ quantity: 1, unitPrice: expect.any(Number) }] } }, hasNext: true });
+    expect(assembled(answer.parts)).toEqual({
+      data: { cancelOrder: { id, items: [{ quantity: 1, unitPrice: expect.any(Number) }], status: 'CANCELLED', user: { name: expect.any(String) } } },
+      errors: [],
+    });
+    expect(await orderWrites()).toBe(writes + 1);
+
+    const other = await placedOrder();
+    const union = await post(
+      supergraph.url,
+      'mutation ($id: ID!) { updateOrderResult(id: $id, input: { status: SHIPPED }) { __typename ... on InvalidOrderTransition { ... @defer { from to } } } }',
+      { token: alice, accept, variables: { id: other } },
+    );
+    expect(assembled(union.parts)).toEqual({ data: { updateOrderResult: { __typename: 'InvalidOrderTransition', from: 'PENDING', to: 'SHIPPED' } }, errors: [] });
+    // A query defers alike.
+    const query = await post(supergraph.url, 'query ($id: ID!) { order(id: $id) { items { ... @defer { quantity } } } }', { token: alice, accept, variables: { id } });
+    expect(assembled(query.parts)).toEqual({ data: { order: { items: [{ quantity: 1 }] } }, errors: [] });
+  });
+
   // The last two stop a subgraph each.
   it("reports a mutation's failed deferred fragment in its part: the write done once, the first part intact", async () => {
     // Placed while the catalog (which prices it) is up.
