@@ -166,15 +166,16 @@ const served = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentNode>>()
 
 /**
  * The document with @defer only where the JavaScript planner can deliver the fragment later: in the query root or
- * in an entity. @graphql-tools/delegate (12.0.x, under @graphql-mesh/fusion-runtime) plans a deferred fragment's
- * fields as a later fetch of the entity that holds them, by its key; inside an object no subgraph resolves by a key
- * (orders' LineItem, a result union such as UpdateOrderResult, an interface) it has nothing to fetch them by, so the
- * first fetch leaves them out and nothing asks for them again: a non-null field among them fails as "Cannot return
- * null for non-nullable field" (an internal error, which nulls the mutation's or query's whole answer when the field
- * is the fragment's only selection), a nullable one is null with no error. Such a fragment is answered with the
- * object that holds it, as if it had no @defer (a server may deliver deferred fields at once), so a mutation's answer
- * in parts never loses its result. Taken out here, before execution, so every plugin after this one (the parts'
- * format, the caches, tracing) and the planner choice see the same operation. One per document and schema.
+ * in an entity. A subgraph here serves no @defer, so @graphql-tools/delegate 12.3.3 (filterSelectionSet, under
+ * finalizeGatewayRequest) sends it a deferred fragment cut down to the fields the fragment depends on (its type's
+ * key), and leaves the fragment's own fields to type merging, which fetches them later by that key. Inside an object
+ * no subgraph resolves by a key (orders' LineItem, a result union such as UpdateOrderResult, an interface) nothing
+ * fetches them: a non-null one fails as "Cannot return null for non-nullable field", an internal error that nulls
+ * up to the nearest nullable field (a mutation's whole answer, though its write is done), a nullable one is null
+ * with no error. Upstream the fix is to keep such a fragment's fields in the first fetch; meanwhile it is answered
+ * here with the object that holds it, as if it had no @defer (a server may deliver deferred fields at once). Taken
+ * out before execution, so the planner choice and every plugin after this one (the parts' format, the caches,
+ * tracing) see the same operation. One per document and schema.
  */
 export function withServableDefers(schema: GraphQLSchema, document: DocumentNode): DocumentNode {
   const deferrable = deferrableTypes.get(schema);
