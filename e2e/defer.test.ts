@@ -335,6 +335,13 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
       { token: alice, accept, variables: { id: other } },
     );
     expect(assembled(union.parts)).toEqual({ data: { updateOrderResult: { __typename: 'InvalidOrderTransition', from: 'PENDING', to: 'SHIPPED' } }, errors: [] });
+    // The union's entity member too: Order's fields were null there (an internal error), the write done.
+    const member = await post(supergraph.url, 'mutation ($id: ID!) { updateOrderResult(id: $id, input: { status: CANCELLED }) { __typename ... on Order @defer { id status } } }', {
+      token: alice,
+      accept,
+      variables: { id: other },
+    });
+    expect(assembled(member.parts)).toEqual({ data: { updateOrderResult: { __typename: 'Order', id: other, status: 'CANCELLED' } }, errors: [] });
     // A query defers alike.
     const query = await post(supergraph.url, 'query ($id: ID!) { order(id: $id) { items { ... @defer { quantity } } } }', { token: alice, accept, variables: { id } });
     expect(assembled(query.parts)).toEqual({ data: { order: { items: [{ quantity: 1 }] } }, errors: [] });

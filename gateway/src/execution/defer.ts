@@ -8,7 +8,7 @@ import { GraphQLDeferDirective, GraphQLStreamDirective, type Executor } from '@g
 import { ErrorCode } from '@ordergraph/core';
 import { acceptedIncrementalFormat, INCREMENTAL_MEDIA_TYPES, toCurrentFormat, type IncrementalFormat, type IncrementalOperation, type LegacyPart } from './incremental-format.js';
 import { hasLabelledOverride } from './progressive-override.js';
-import { BREAK, GraphQLError, GraphQLSchema, Kind, parse, TypeInfo, visit, visitWithTypeInfo, type ConstDirectiveNode, type DirectiveNode, type DocumentNode, type FragmentSpreadNode, type InlineFragmentNode } from 'graphql';
+import { BREAK, GraphQLError, GraphQLSchema, isInterfaceType, Kind, parse, TypeInfo, visit, visitWithTypeInfo, type ConstDirectiveNode, type DirectiveNode, type DocumentNode, type FragmentSpreadNode, type InlineFragmentNode } from 'graphql';
 
 const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
 
@@ -135,18 +135,19 @@ function withIncrementalDirectives<T extends UnifiedGraphHandlerResult>(sdl: str
     unifiedGraph = new GraphQLSchema({ ...schema.toConfig(), directives: [...schema.getDirectives(), ...missing] });
     unifiedGraph.extensions = schema.extensions;
   }
-  deferrableTypes.set(unifiedGraph, entityTypes(sdl, unifiedGraph));
+  deferrableTypes.set(unifiedGraph, deferrableTypesOf(sdl, unifiedGraph));
   return unifiedGraph === schema ? result : { ...result, unifiedGraph };
 }
 
 /**
- * The types a deferred fragment may stand in, by schema: the query root, and the object types some subgraph resolves
- * by a key (the entities), which the JavaScript planner fetches again, by their key, for the fragment's fields.
+ * The types a deferred fragment may stand in, by schema: the query root, the object types some subgraph resolves by a
+ * key (the entities), which the JavaScript planner fetches again, by their key, for the fragment's fields, and the
+ * interfaces only entities implement (Node).
  */
 const deferrableTypes = new WeakMap<GraphQLSchema, ReadonlySet<string>>();
 
-/** The query root and every object type with a resolvable `@join__type(key:)` in the supergraph. */
-function entityTypes(sdl: string, schema: GraphQLSchema): ReadonlySet<string> {
+/** The query root, every object type with a resolvable `@join__type(key:)` in the supergraph, and the interfaces of only those. */
+export function deferrableTypesOf(sdl: string, schema: GraphQLSchema): ReadonlySet<string> {
   const names = new Set<string>();
   const query = schema.getQueryType();
   if (query) names.add(query.name);
@@ -159,6 +160,14 @@ function entityTypes(sdl: string, schema: GraphQLSchema): ReadonlySet<string> {
       names.add(definition.name.value);
     }
   }
+  // Not a union: its members' fragments are cut to nothing in the first fetch, entities or not (observed with
+  // UpdateOrderResult's Order).
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (isInterfaceType(type)) {
+      const implementations = schema.getPossibleTypes(type);
+      if (implementations.length > 0 && implementations.every((implementation) => names.has(implementation.name))) names.add(type.name);
+    }
+  }
   return names;
 }
 
@@ -169,7 +178,7 @@ const served = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentNode>>()
  * in an entity. A subgraph here serves no @defer, so @graphql-tools/delegate 12.3.3 (filterSelectionSet, under
  * finalizeGatewayRequest) sends it a deferred fragment cut down to the fields the fragment depends on (its type's
  * key), and leaves the fragment's own fields to type merging, which fetches them later by that key. Inside an object
- * no subgraph resolves by a key (orders' LineItem, a result union such as UpdateOrderResult, an interface) nothing
+ * no subgraph resolves by a key (orders' LineItem) or a union (UpdateOrderResult, even for its entity Order) nothing
  * fetches them: a non-null one fails as "Cannot return null for non-nullable field", an internal error that nulls
  * up to the nearest nullable field (a mutation's whole answer, though its write is done), a nullable one is null
  * with no error. Upstream the fix is to keep such a fragment's fields in the first fetch; meanwhile it is answered
@@ -177,8 +186,7 @@ const served = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentNode>>()
  * out before execution, so the planner choice and every plugin after this one (the parts' format, the caches,
  * tracing) see the same operation. One per document and schema.
  */
-export function withServableDefers(schema: GraphQLSchema, document: DocumentNode): DocumentNode {
-  const deferrable = deferrableTypes.get(schema);
+export function withServableDefers(schema: GraphQLSchema, document: DocumentNode, deferrable = deferrableTypes.get(schema)): DocumentNode {
   if (!deferrable || !directivesIn(document).has('defer')) return document;
   let bySchema = served.get(schema);
   if (!bySchema) served.set(schema, (bySchema = new WeakMap()));
