@@ -174,8 +174,8 @@ export function deferrableTypesOf(sdl: string, schema: GraphQLSchema): ReadonlyS
 const served = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentNode>>();
 
 /**
- * The document with @defer only where the JavaScript planner can deliver the fragment later: in the query root or
- * in an entity. A subgraph here serves no @defer, so @graphql-tools/delegate 12.3.3 (filterSelectionSet, under
+ * The document with @defer only where the JavaScript planner can deliver the fragment later: in the query root, an
+ * entity, or an interface only entities implement. A subgraph here serves no @defer, so @graphql-tools/delegate 12.3.3 (filterSelectionSet, under
  * finalizeGatewayRequest) sends it a deferred fragment cut down to the fields the fragment depends on (its type's
  * key), and leaves the fragment's own fields to type merging, which fetches them later by that key. Inside an object
  * no subgraph resolves by a key (orders' LineItem) or a union (UpdateOrderResult, even for its entity Order) nothing
