@@ -308,6 +308,20 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
   });
 
   it.each([
+    ['Defer20220824Handler', () => new Defer20220824Handler()],
+    ['GraphQL17Alpha9Handler', () => new GraphQL17Alpha9Handler()],
+  ])("is read by Apollo Client 4's mutate with its %s: the cancelled order, its deferred fields merged in", async (_name, handler) => {
+    const id = await placedOrder();
+    const client = new ApolloClient({ link: new HttpLink({ uri: supergraph.url, headers: { authorization: `Bearer ${alice}` } }), cache: new InMemoryCache(), incrementalHandler: handler() });
+    try {
+      const result = await client.mutate({ mutation: gql('mutation Cancel($id: ID!) { cancelOrder(id: $id) { id ... @defer { status user { name } } } }'), variables: { id } });
+      expect(result.data).toEqual({ cancelOrder: { __typename: 'Order', id, status: 'CANCELLED', user: { __typename: 'User', name: expect.any(String) } } });
+    } finally {
+      client.stop();
+    }
+  });
+
+  it.each([
     ['20220824', DEFER_ACCEPT],
     ['v0.2', 'multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9'],
   ])('answers, with the object that holds it, a fragment deferred where no key fetches it again (%s): a line item, a result union; the rest in parts', async (_format, accept) => {
