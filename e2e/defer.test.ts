@@ -1,7 +1,8 @@
 // @defer and @stream through the gateway over real HTTP: answered in multipart/mixed parts on both planners, in the
 // format the Accept header prefers (deferSpec=20220824 or the current incrementalSpec=v0.2), read by Apollo Client 4's
 // own handlers for each, with deferred fields from other subgraphs, limits, authorization and tracing as for any other
-// operation; a client that cannot read parts is refused before anything is fetched.
+// operation; mutations too, their write done once; a client that cannot read parts is refused before anything is
+// fetched.
 import { ApolloClient, HttpLink, InMemoryCache, NetworkStatus, gql } from '@apollo/client';
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from '@apollo/client/incremental';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
