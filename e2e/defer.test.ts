@@ -1,7 +1,8 @@
 // @defer and @stream through the gateway over real HTTP: answered in multipart/mixed parts on both planners, in the
 // format the Accept header prefers (deferSpec=20220824 or the current incrementalSpec=v0.2), read by Apollo Client 4's
 // own handlers for each, with deferred fields from other subgraphs, limits, authorization and tracing as for any other
-// operation; a client that cannot read parts is refused before anything is fetched.
+// operation; mutations too, their write done once; a client that cannot read parts is refused before anything is
+// fetched.
 import { ApolloClient, HttpLink, InMemoryCache, NetworkStatus, gql } from '@apollo/client';
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from '@apollo/client/incremental';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -275,7 +276,118 @@ describe.each(['rust', 'js'])('@defer (QUERY_PLANNER=%s)', (planner) => {
     expect(seen.some((result) => result.networkStatus === NetworkStatus.streaming && result.data?.products?.length < 5)).toBe(true);
   });
 
-  // Last: it stops a subgraph.
+  /** Places an order as Alice, at the catalog's prices: one she may cancel (PENDING). */
+  async function placedOrder(): Promise<string> {
+    const placed = await graphql(supergraph.url, 'mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id } }', {
+      token: alice,
+      variables: { items: [{ productId, quantity: 1 }] },
+    });
+    expect(placed.body.errors).toBeUndefined();
+    return placed.body.data!['createOrder'].id as string;
+  }
+  const orderWrites = () => supergraph.storeCalls('orders', { collection: 'orders', operation: 'findOneAndUpdate' });
+  const statusOf = async (id: string) => (await graphql(supergraph.url, 'query ($id: ID!) { order(id: $id) { status } }', { token: alice, variables: { id } })).body.data!['order'].status;
+
+  it.each([
+    ['20220824', DEFER_ACCEPT],
+    ['v0.2', 'multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9'],
+  ])("answers a mutation in parts (%s): the write done once, before the first part, the returned order's deferred fields later", async (_format, accept) => {
+    const id = await placedOrder();
+    const [requests, writes] = [await supergraph.subgraphRequests(), await orderWrites()];
+    const answer = await post(supergraph.url, 'mutation ($id: ID!) { cancelOrder(id: $id) { id ... @defer { status user { name } } } }', { token: alice, accept, variables: { id } });
+    expect(answer.status).toBe(200);
+    expect(answer.contentType).toMatch(/^multipart\/mixed; ?boundary=/);
+    expect(answer.parts[0]).toMatchObject({ data: { cancelOrder: { id } }, hasNext: true });
+    expect(answer.parts.at(-1)!.hasNext).toBe(false);
+    // A second execution would have failed (CANCELLED to CANCELLED is no transition): no error anywhere.
+    expect(assembled(answer.parts)).toEqual({ data: { cancelOrder: { id, status: 'CANCELLED', user: { name: expect.any(String) } } }, errors: [] });
+    expect(answer.parts.slice(1).flatMap((part) => part.incremental ?? []).map((entry) => entry.data)).toEqual([{ status: 'CANCELLED', user: { name: expect.any(String) } }]);
+    // orders once for the mutation and twice for the deferred fragment (the status; the user's key), users once.
+    expect(await supergraph.subgraphRequests()).toBe(requests + 4);
+    expect(await orderWrites()).toBe(writes + 1);
+    expect(await statusOf(id)).toBe('CANCELLED');
+  });
+
+  it.each([
+    ['Defer20220824Handler', () => new Defer20220824Handler()],
+    ['GraphQL17Alpha9Handler', () => new GraphQL17Alpha9Handler()],
+  ])("is read by Apollo Client 4's mutate with its %s: the cancelled order, its deferred fields merged in", async (_name, handler) => {
+    const id = await placedOrder();
+    const client = new ApolloClient({ link: new HttpLink({ uri: supergraph.url, headers: { authorization: `Bearer ${alice}` } }), cache: new InMemoryCache(), incrementalHandler: handler() });
+    try {
+      const result = await client.mutate({ mutation: gql('mutation Cancel($id: ID!) { cancelOrder(id: $id) { id ... @defer { status user { name } } } }'), variables: { id } });
+      expect(result.data).toEqual({ cancelOrder: { __typename: 'Order', id, status: 'CANCELLED', user: { __typename: 'User', name: expect.any(String) } } });
+    } finally {
+      client.stop();
+    }
+  });
+
+  it.each([
+    ['20220824', DEFER_ACCEPT],
+    ['v0.2', 'multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9'],
+  ])('answers, with the object that holds it, a fragment deferred where no key fetches it again (%s): a line item, a result union; the rest in parts', async (_format, accept) => {
+    // LineItem and UpdateOrderResult are no entities: the JavaScript planner had nothing to fetch these fragments by,
+    // and the mutation's whole answer was an internal error (Order.items null), the union's fields null.
+    const id = await placedOrder();
+    const writes = await orderWrites();
+    const answer = await post(
+      supergraph.url,
+      'mutation ($id: ID!) { cancelOrder(id: $id) { id items { ... @defer { quantity unitPrice } } ... @defer { status user { name } } } }',
+      { token: alice, accept, variables: { id } },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.parts[0]).toMatchObject({ data: { cancelOrder: { id, items: [{ quantity: 1, unitPrice: expect.any(Number) }] } }, hasNext: true });
+    expect(assembled(answer.parts)).toEqual({
+      data: { cancelOrder: { id, items: [{ quantity: 1, unitPrice: expect.any(Number) }], status: 'CANCELLED', user: { name: expect.any(String) } } },
+      errors: [],
+    });
+    expect(await orderWrites()).toBe(writes + 1);
+
+    const other = await placedOrder();
+    const union = await post(
+      supergraph.url,
+      'mutation ($id: ID!) { updateOrderResult(id: $id, input: { status: SHIPPED }) { __typename ... on InvalidOrderTransition { ... @defer { from to } } } }',
+      { token: alice, accept, variables: { id: other } },
+    );
+    expect(assembled(union.parts)).toEqual({ data: { updateOrderResult: { __typename: 'InvalidOrderTransition', from: 'PENDING', to: 'SHIPPED' } }, errors: [] });
+    // The union's entity member too: Order's fields were null there (an internal error), the write done.
+    const member = await post(supergraph.url, 'mutation ($id: ID!) { updateOrderResult(id: $id, input: { status: CANCELLED }) { __typename ... on Order @defer { id status } } }', {
+      token: alice,
+      accept,
+      variables: { id: other },
+    });
+    expect(assembled(member.parts)).toEqual({ data: { updateOrderResult: { __typename: 'Order', id: other, status: 'CANCELLED' } }, errors: [] });
+    // A query defers alike.
+    const query = await post(supergraph.url, 'query ($id: ID!) { order(id: $id) { items { ... @defer { quantity } } } }', { token: alice, accept, variables: { id } });
+    expect(assembled(query.parts)).toEqual({ data: { order: { items: [{ quantity: 1 }] } }, errors: [] });
+  });
+
+  // The last two stop a subgraph each.
+  it("reports a mutation's failed deferred fragment in its part: the write done once, the first part intact", async () => {
+    // Placed while the catalog (which prices it) is up.
+    const id = await placedOrder();
+    await supergraph.stopSubgraph('catalog');
+    const writes = await orderWrites();
+    const answer = await post(supergraph.url, 'mutation ($id: ID!) { cancelOrder(id: $id) { id status ... @defer { items { quantity product { name } } } } }', {
+      token: alice,
+      variables: { id },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.parts[0]).toEqual({ data: { cancelOrder: { id, status: 'CANCELLED' } }, hasNext: true });
+    const later = answer.parts.slice(1).flatMap((part) => part.incremental ?? []);
+    expect(later).toEqual([
+      {
+        path: ['cancelOrder'],
+        // Product.name is non-null: the product it is missing from is null.
+        data: { items: [{ quantity: 1, product: null }] },
+        errors: [expect.objectContaining({ path: ['cancelOrder', 'items', 0, 'product', 'name'], extensions: { code: 'SUBGRAPH_UNAVAILABLE' } })],
+      },
+    ]);
+    expect(answer.parts.at(-1)!.hasNext).toBe(false);
+    expect(await orderWrites()).toBe(writes + 1);
+    expect(await statusOf(id)).toBe('CANCELLED');
+  });
+
   it('applies the error policy to a deferred part: a subgraph that is down is SUBGRAPH_UNAVAILABLE there, the first part intact', async () => {
     await supergraph.stopSubgraph('users');
     const answer = await post(supergraph.url, `query ($id: ID!) { order(id: $id) { id ... @defer { user { name } } } }`, { token: admin, variables: { id: orderId } });

@@ -8,7 +8,7 @@ import { GraphQLDeferDirective, GraphQLStreamDirective, type Executor } from '@g
 import { ErrorCode } from '@ordergraph/core';
 import { acceptedIncrementalFormat, INCREMENTAL_MEDIA_TYPES, toCurrentFormat, type IncrementalFormat, type IncrementalOperation, type LegacyPart } from './incremental-format.js';
 import { hasLabelledOverride } from './progressive-override.js';
-import { BREAK, GraphQLError, GraphQLSchema, Kind, visit, type DirectiveNode, type DocumentNode } from 'graphql';
+import { BREAK, GraphQLError, GraphQLSchema, isInterfaceType, Kind, parse, TypeInfo, visit, visitWithTypeInfo, type ConstDirectiveNode, type DirectiveNode, type DocumentNode, type FragmentSpreadNode, type InlineFragmentNode } from 'graphql';
 
 const INCREMENTAL_DIRECTIVES = new Set(['defer', 'stream']);
 
@@ -66,13 +66,14 @@ export function deliversIncrementally(document: DocumentNode, variables?: Readon
  */
 export const unifiedGraphHandlerWithDefer: UnifiedGraphHandler = async (options) => {
   const rust = await unifiedGraphHandler(options);
+  const sdl = options.getUnifiedGraphSDL();
   const planned = rust.executor!;
   let stitched: Executor | undefined;
   const incremental = (): Executor => (stitched ??= executorFromSchema(handleFederationSupergraph(withoutStreamUpstream(options)).unifiedGraph));
   // The JavaScript planner serves no labelled @override consistently (progressive-override.ts): with one in the
   // supergraph, an incremental operation is planned by the Rust planner like any other, and answered whole.
-  const whole = hasLabelledOverride(options.getUnifiedGraphSDL());
-  return withIncrementalDirectives({
+  const whole = hasLabelledOverride(sdl);
+  return withIncrementalDirectives(sdl, {
     ...rust,
     executor: (request) =>
       !deliversIncrementally(request.document, request.variables)
@@ -117,7 +118,8 @@ function withoutStreamUpstream(options: UnifiedGraphHandlerOpts): UnifiedGraphHa
 
 
 /** The JavaScript planner (QUERY_PLANNER=js), its schema declaring @defer and @stream as the Rust one's does. */
-export const federationHandlerWithDefer: UnifiedGraphHandler = (options) => withIncrementalDirectives(handleFederationSupergraph(withoutStreamUpstream(options)));
+export const federationHandlerWithDefer: UnifiedGraphHandler = (options) =>
+  withIncrementalDirectives(options.getUnifiedGraphSDL(), handleFederationSupergraph(withoutStreamUpstream(options)));
 
 /**
  * The handler's schema with @defer and @stream declared. The runtime's `deferStream` declares them by replacing the
@@ -125,13 +127,81 @@ export const federationHandlerWithDefer: UnifiedGraphHandler = (options) => with
  * pinned to its supergraph by the graceful reload (the runtime finds the generation by the schema object), so mutations
  * in flight during a reload ran on the new one. Declared here, nothing is replaced.
  */
-function withIncrementalDirectives<T extends UnifiedGraphHandlerResult>(result: T): T {
+function withIncrementalDirectives<T extends UnifiedGraphHandlerResult>(sdl: string, result: T): T {
   const schema = result.unifiedGraph;
   const missing = [GraphQLDeferDirective, GraphQLStreamDirective].filter((directive) => !schema.getDirective(directive.name));
-  if (missing.length === 0) return result;
-  const unifiedGraph = new GraphQLSchema({ ...schema.toConfig(), directives: [...schema.getDirectives(), ...missing] });
-  unifiedGraph.extensions = schema.extensions;
-  return { ...result, unifiedGraph };
+  let unifiedGraph = schema;
+  if (missing.length > 0) {
+    unifiedGraph = new GraphQLSchema({ ...schema.toConfig(), directives: [...schema.getDirectives(), ...missing] });
+    unifiedGraph.extensions = schema.extensions;
+  }
+  deferrableTypes.set(unifiedGraph, deferrableTypesOf(sdl, unifiedGraph));
+  return unifiedGraph === schema ? result : { ...result, unifiedGraph };
+}
+
+/**
+ * The types a deferred fragment may stand in, by schema: the query root, the object types some subgraph resolves by a
+ * key (the entities), which the JavaScript planner fetches again, by their key, for the fragment's fields, and the
+ * interfaces only entities implement (Node).
+ */
+const deferrableTypes = new WeakMap<GraphQLSchema, ReadonlySet<string>>();
+
+/** The query root, every object type with a resolvable `@join__type(key:)` in the supergraph, and the interfaces of only those. */
+export function deferrableTypesOf(sdl: string, schema: GraphQLSchema): ReadonlySet<string> {
+  const names = new Set<string>();
+  const query = schema.getQueryType();
+  if (query) names.add(query.name);
+  const resolvableKey = (directive: ConstDirectiveNode) =>
+    directive.name.value === 'join__type' &&
+    directive.arguments?.some((argument) => argument.name.value === 'key') === true &&
+    !directive.arguments.some((argument) => argument.name.value === 'resolvable' && argument.value.kind === Kind.BOOLEAN && !argument.value.value);
+  for (const definition of parse(sdl, { noLocation: true }).definitions) {
+    if ((definition.kind === Kind.OBJECT_TYPE_DEFINITION || definition.kind === Kind.OBJECT_TYPE_EXTENSION) && definition.directives?.some(resolvableKey)) {
+      names.add(definition.name.value);
+    }
+  }
+  // Not a union: its members' fragments are cut to nothing in the first fetch, entities or not (observed with
+  // UpdateOrderResult's Order).
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (isInterfaceType(type)) {
+      const implementations = schema.getPossibleTypes(type);
+      if (implementations.length > 0 && implementations.every((implementation) => names.has(implementation.name))) names.add(type.name);
+    }
+  }
+  return names;
+}
+
+const served = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, DocumentNode>>();
+
+/**
+ * The document with @defer only where the JavaScript planner can deliver the fragment later: in the query root, an
+ * entity, or an interface only entities implement. A subgraph here serves no @defer, so @graphql-tools/delegate 12.3.3 (filterSelectionSet, under
+ * finalizeGatewayRequest) sends it a deferred fragment cut down to the fields the fragment depends on (its type's
+ * key), and leaves the fragment's own fields to type merging, which fetches them later by that key. Inside an object
+ * no subgraph resolves by a key (orders' LineItem) or a union (UpdateOrderResult, even for its entity Order) nothing
+ * fetches them: a non-null one fails as "Cannot return null for non-nullable field", an internal error that nulls
+ * up to the nearest nullable field (a mutation's whole answer, though its write is done), a nullable one is null
+ * with no error. Upstream the fix is to keep such a fragment's fields in the first fetch; meanwhile it is answered
+ * here with the object that holds it, as if it had no @defer (a server may deliver deferred fields at once). Taken
+ * out before execution, so the planner choice and every plugin after this one (the parts' format, the caches,
+ * tracing) see the same operation. One per document and schema.
+ */
+export function withServableDefers(schema: GraphQLSchema, document: DocumentNode, deferrable = deferrableTypes.get(schema)): DocumentNode {
+  if (!deferrable || !directivesIn(document).has('defer')) return document;
+  let bySchema = served.get(schema);
+  if (!bySchema) served.set(schema, (bySchema = new WeakMap()));
+  let servable = bySchema.get(document);
+  if (!servable) {
+    const typeInfo = new TypeInfo(schema);
+    const inPlace = (node: InlineFragmentNode | FragmentSpreadNode) => {
+      const parent = typeInfo.getParentType();
+      if (!parent || deferrable.has(parent.name) || !node.directives?.some((directive) => directive.name.value === 'defer')) return undefined;
+      return { ...node, directives: node.directives.filter((directive) => directive.name.value !== 'defer') };
+    };
+    servable = visit(document, visitWithTypeInfo(typeInfo, { InlineFragment: inPlace, FragmentSpread: inPlace }));
+    bySchema.set(document, servable);
+  }
+  return servable;
 }
 
 /** Whether an HTTP request accepts incremental delivery in a format served (incremental-format.ts). */
@@ -172,6 +242,7 @@ export function useIncrementalDelivery(): GatewayPlugin {
       };
     },
     onExecute({ args, setResultAndStopExecution }) {
+      args.document = withServableDefers(args.schema, args.document);
       const { request, socket } = args.contextValue as { request?: Request; socket?: unknown };
       if (!request || socket || !deliversIncrementally(args.document, args.variableValues)) return;
       if (batches.has(request)) return setResultAndStopExecution({ errors: [inBatch()] });
