@@ -25,6 +25,45 @@ function acceptedValues(condition: unknown): Scalar[] | undefined {
   return operators.length === 1 && Array.isArray(values) && values.every(isScalar) ? values : undefined;
 }
 
+/** A skip and a limit the fast path reads as mingo does: absent, or whole numbers not below zero. */
+const isPlainWindow = ({ skip, limit }: FindOptions): boolean =>
+  [skip, limit].every((n) => n === undefined || (Number.isInteger(n) && n >= 0));
+
+type SortValue = string | number | Date;
+/** How one top-level sort field's values compare, when all of them are of one kind mingo orders natively. */
+function comparatorOf(values: unknown[]): ((a: SortValue, b: SortValue) => number) | undefined {
+  const natural = (a: SortValue, b: SortValue) => (a < b ? -1 : a > b ? 1 : 0);
+  if (values.every((value) => typeof value === 'string')) return natural;
+  if (values.every((value) => typeof value === 'number' && !Number.isNaN(value))) return natural;
+  if (values.every((value) => value instanceof Date && !Number.isNaN(value.getTime()))) {
+    return (a, b) => natural((a as Date).getTime(), (b as Date).getTime());
+  }
+  return undefined;
+}
+
+/**
+ * `docs` in `sort` order as mingo's $sort puts them (by each key in turn, ties kept in their given order), with a
+ * stable sort; undefined when a key is a path or its values are missing or of mixed or other kinds (arrays, nulls,
+ * NaN), which only mingo's ordering of types settles.
+ */
+function sortExactly<T extends Doc>(docs: T[], sort: FindOptions['sort']): T[] | undefined {
+  if (Object.keys(sort).length === 0) return undefined;
+  if (docs.length < 2) return docs;
+  const keys: { field: string; direction: number; compare: (a: SortValue, b: SortValue) => number }[] = [];
+  for (const [field, direction] of Object.entries(sort)) {
+    const compare = field.includes('.') ? undefined : comparatorOf(docs.map((doc) => doc[field]));
+    if (!compare) return undefined;
+    keys.push({ field, direction, compare });
+  }
+  return [...docs].sort((a, b) => {
+    for (const { field, direction, compare } of keys) {
+      const order = compare(a[field] as SortValue, b[field] as SortValue);
+      if (order !== 0) return order * direction;
+    }
+    return 0;
+  });
+}
+
 /**
  * A secondary index on the first field of an index spec: documents by that field's value. A document whose value is
  * not a plain value (an array matches each of its elements in MongoDB, a document its equal) sits among the
@@ -58,6 +97,12 @@ class FieldIndex {
     if (ids?.size === 0) this.byValue.delete(value);
   }
 
+  /** Whether every document sits under its value, so a lookup's candidates are exactly the documents it matches. */
+  get exact(): boolean {
+    // A dotted field is a path to MongoDB, never a key of the document's own.
+    return this.unindexed.size === 0 && !this.field.includes('.');
+  }
+
   ids(values: Scalar[]): Set<string> {
     const ids = new Set(this.unindexed);
     for (const value of values) for (const id of this.byValue.get(value) ?? []) ids.add(id);
@@ -85,23 +130,40 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
 
   /**
    * The documents a filter may match, as MongoDB's planner would pick them: by _id, else by an indexed field's
-   * equality or `$in`, else all of them. mingo then evaluates the whole filter on these, so the answer is the same.
+   * equality or `$in`, else all of them. `exact` when they are precisely the documents it matches (its only condition
+   * is the one looked up, and the index holds every document under its value), so mingo need not evaluate it;
+   * otherwise mingo evaluates the whole filter on these, so the answer is the same.
    */
-  private candidates(filter: Filter): T[] {
+  private candidates(filter: Filter): { docs: T[]; exact: boolean } {
+    const single = Object.keys(filter).length === 1;
     const ids = acceptedValues(filter['_id']);
-    if (ids) return ids.flatMap((id) => (typeof id === 'string' && this.docs.has(id) ? [this.docs.get(id)!] : []));
+    if (ids) {
+      const docs = [...new Set(ids)].flatMap((id) => (typeof id === 'string' && this.docs.has(id) ? [this.docs.get(id)!] : []));
+      return { docs, exact: single };
+    }
     for (const index of this.fieldIndexes) {
       const values = acceptedValues(filter[index.field]);
-      if (values) return [...index.ids(values)].map((id) => this.docs.get(id)!);
+      if (values) return { docs: [...index.ids(values)].map((id) => this.docs.get(id)!), exact: single && index.exact };
     }
-    return [...this.docs.values()];
+    return { docs: [...this.docs.values()], exact: false };
+  }
+
+  /** The documents matching `filter` in `sort` order, skipped and limited: without mingo when that is sure to agree. */
+  private select(filter: Filter, options: FindOptions): T[] {
+    const { docs, exact } = this.candidates(filter);
+    const window = (sorted: T[]) => sorted.slice(options.skip ?? 0, options.limit ? (options.skip ?? 0) + options.limit : undefined);
+    if (exact && isPlainWindow(options)) {
+      const sorted = sortExactly(docs, options.sort);
+      if (sorted) return window(sorted);
+    }
+    let cursor = find(docs, filter).sort(options.sort);
+    if (options.skip) cursor = cursor.skip(options.skip);
+    if (options.limit) cursor = cursor.limit(options.limit);
+    return cursor.all() as T[];
   }
 
   async find(filter: Filter, options: FindOptions): Promise<T[]> {
-    let cursor = find(this.candidates(filter), filter).sort(options.sort);
-    if (options.skip) cursor = cursor.skip(options.skip);
-    if (options.limit) cursor = cursor.limit(options.limit);
-    return cursor.all().map((doc) => clone(doc as T));
+    return this.select(filter, options).map(clone);
   }
 
   async findOne(filter: Filter): Promise<T | null> {
@@ -111,7 +173,8 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
 
   async count(filter: Filter): Promise<number> {
     if (Object.keys(filter).length === 0) return this.docs.size;
-    return find(this.candidates(filter), filter).all().length;
+    const { docs, exact } = this.candidates(filter);
+    return exact ? docs.length : find(docs, filter).all().length;
   }
 
   async insertOne(doc: T): Promise<void> {
@@ -131,7 +194,7 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   }
 
   async findOneAndUpdate(filter: Filter, update: Update): Promise<T | null> {
-    const [current] = find(this.candidates(filter), filter).sort({ _id: 1 }).limit(1).all() as T[];
+    const [current] = this.select(filter, { sort: { _id: 1 }, limit: 1 });
     if (!current) return null;
     const next = clone(current);
     applyUpdate(next, update);

@@ -136,6 +136,38 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     expect(await items.count({ rank: { $in: [0, 1, 2] } })).toBe(7);
   });
 
+  it('answers a lookup the index settles alone as the same query evaluated in full does, in every sort', async () => {
+    // The embedded store answers a lone `_id` or indexed-field condition without evaluating it; adding an always-true
+    // condition makes it evaluate the whole filter, so the two must agree on membership, order, skip and limit.
+    const evaluated = (filter: Record<string, unknown>) => ({ ...filter, $and: [{ _id: { $exists: true } }] });
+    const same = async (filter: Record<string, unknown>, options: Parameters<typeof items.find>[1]) => {
+      const fast = await items.find(filter, options);
+      expect(fast).toEqual(await items.find(evaluated(filter), options));
+      expect(await items.count(filter)).toBe(await items.count(evaluated(filter)));
+      return fast.map((doc) => doc._id);
+    };
+    // Ties on the first key, broken by the second in either direction; dates descending; skip and limit.
+    await items.insertMany([item(7, { rank: 1, createdAt: item(4).createdAt }), item(8, { sku: 'SKU-8', rank: 1 })]);
+    expect(await same({ rank: { $in: [1, 2] } }, { sort: { rank: 1, _id: -1 } })).toEqual(['item-008', 'item-007', 'item-004', 'item-001', 'item-005', 'item-002']);
+    expect(await same({ rank: 1 }, { sort: { createdAt: -1, _id: 1 } })).toEqual(['item-008', 'item-004', 'item-007', 'item-001']);
+    expect(await same({ rank: 1 }, { sort: { createdAt: -1, _id: 1 }, skip: 1, limit: 2 })).toEqual(['item-004', 'item-007']);
+    expect(await same({ _id: { $in: ['item-003', 'item-001', 'item-003'] } }, { sort: { _id: -1 } })).toEqual(['item-003', 'item-001']);
+    // A number never equals its string.
+    expect(await same({ rank: '1' }, { sort: { _id: 1 } })).toEqual([]);
+    expect(await same({ _id: { $in: [1, 'item-001'] } }, { sort: { _id: 1 } })).toEqual(['item-001']);
+    // Sort fields missing, of mixed kinds or arrays in some documents order by type as MongoDB does.
+    await items.insertMany([
+      item(9, { rank: 1, version: 'draft' as unknown as number, tags: [] }),
+      item(10, { rank: 1, createdAt: undefined as unknown as Date, version: undefined as unknown as number, tags: ['a', 'z'] }),
+    ]);
+    expect(await same({ rank: 1 }, { sort: { createdAt: 1, _id: 1 } })).toEqual(['item-010', 'item-001', 'item-004', 'item-007', 'item-008', 'item-009']);
+    expect(await same({ rank: 1 }, { sort: { version: 1, _id: 1 } })).toEqual(['item-010', 'item-001', 'item-004', 'item-007', 'item-008', 'item-009']);
+    await same({ rank: 1 }, { sort: { tags: 1, _id: 1 } });
+    // Once the index holds a document it cannot place (an array), the lookup is evaluated, arrays matching by element.
+    await items.insertOne(item(11, { rank: [1, 2] as unknown as number }));
+    expect(await same({ rank: 1 }, { sort: { _id: 1 } })).toEqual(['item-001', 'item-004', 'item-007', 'item-008', 'item-009', 'item-010', 'item-011']);
+  });
+
   it('unsets fields', async () => {
     await items.findOneAndUpdate({ _id: 'item-005' }, { $unset: { tags: '' } });
     expect(await items.findOne({ _id: 'item-005' })).not.toHaveProperty('tags');
