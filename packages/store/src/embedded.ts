@@ -3,7 +3,22 @@ import { find, update as applyUpdate } from 'mingo';
 import type { EmbeddedPersistence } from './persistence.js';
 import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type Update } from './types.js';
 
-const clone = <T>(value: T): T => structuredClone(value);
+/**
+ * A deep copy, as structuredClone makes it but several times faster for what documents hold (plain objects, arrays,
+ * Dates, plain values); anything else (a Map, a Buffer, an own `__proto__` key) goes to structuredClone itself.
+ */
+function clone<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(clone) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') return structuredClone(value);
+    copy[key] = clone((value as Record<string, unknown>)[key]);
+  }
+  return copy as T;
+}
 
 /** MongoDB indexes a missing field as null, so two documents without it collide on a unique index. */
 const indexKey = (spec: IndexSpec, doc: Doc): string =>
@@ -163,7 +178,7 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   }
 
   async find(filter: Filter, options: FindOptions): Promise<T[]> {
-    return this.select(filter, options).map(clone);
+    return this.select(filter, options).map((doc) => clone(doc));
   }
 
   async findOne(filter: Filter): Promise<T | null> {

@@ -76,6 +76,18 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     expect((await items.findOne({ _id: 'item-001' }))?.tags).toEqual(['odd']);
   });
 
+  it('copies nested documents, arrays and dates deeply, whichever way they are read or written', async () => {
+    const nested = { _id: 'nested', sku: 'N', lines: [{ qty: 1, at: new Date(Date.UTC(2026, 0, 1)), note: null }], meta: { a: { b: [1, [2]] } } };
+    await items.insertOne(nested as unknown as Item);
+    nested.lines[0]!.qty = 99;
+    const [read] = await items.find({ _id: 'nested' }, { sort: { _id: 1 } });
+    (read!.lines as { at: Date }[])[0]!.at.setTime(0);
+    ((read!.meta as { a: { b: unknown[] } }).a.b[1] as number[]).push(3);
+    const updated = await items.findOneAndUpdate({ _id: 'nested' }, { $inc: { version: 1 } });
+    (updated!.meta as { a: { b: unknown[] } }).a.b.push('x');
+    expect(await items.findOne({ _id: 'nested' })).toEqual({ ...nested, lines: [{ qty: 1, at: new Date(Date.UTC(2026, 0, 1)), note: null }], version: 1 });
+  });
+
   it('counts and finds one, or null', async () => {
     expect(await items.count({ tags: 'even' })).toBe(3);
     expect(await items.findOne({ sku: 'SKU-4' })).toMatchObject({ _id: 'item-004' });
