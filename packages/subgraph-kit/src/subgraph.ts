@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import express from 'express';
 import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
@@ -184,6 +184,9 @@ export async function createSubgraphService<TContext extends BaseContext>(
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
       requestMetricsPlugin(registry, logger),
+      // Federated tracing (ftv1) is for Apollo's usage reporting, which nothing here asks for; enabled, it builds a
+      // trace tree for every request before it even reads whether the caller asked for one.
+      ApolloServerPluginInlineTraceDisabled(),
       ...(production ? [ApolloServerPluginLandingPageDisabled()] : []),
     ],
     logger,
