@@ -145,9 +145,9 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
 
   /**
    * The documents a filter may match, as MongoDB's planner would pick them: by _id, else by an indexed field's
-   * equality or `$in`, else all of them. `exact` when they are precisely the documents it matches (its only condition
-   * is the one looked up, and the index holds every document under its value), so mingo need not evaluate it;
-   * otherwise mingo evaluates the whole filter on these, so the answer is the same.
+   * equality or `$in`, else all of them. `exact` when they are precisely the documents it matches (the filter is empty,
+   * or its only condition is the one looked up and the index holds every document under its value), so mingo need not
+   * evaluate it; otherwise mingo evaluates the whole filter on these, so the answer is the same.
    */
   private candidates(filter: Filter): { docs: T[]; exact: boolean } {
     const single = Object.keys(filter).length === 1;
@@ -160,7 +160,8 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
       const values = acceptedValues(filter[index.field]);
       if (values) return { docs: [...index.ids(values)].map((id) => this.docs.get(id)!), exact: single && index.exact };
     }
-    return { docs: [...this.docs.values()], exact: false };
+    // An empty filter matches every document.
+    return { docs: [...this.docs.values()], exact: Object.keys(filter).length === 0 };
   }
 
   /** The documents matching `filter` in `sort` order, skipped and limited: without mingo when that is sure to agree. */

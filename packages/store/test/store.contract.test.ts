@@ -163,6 +163,7 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     expect(await same({ rank: { $in: [1, 2] } }, { sort: { rank: 1, _id: -1 } })).toEqual(['item-008', 'item-007', 'item-004', 'item-001', 'item-005', 'item-002']);
     expect(await same({ rank: 1 }, { sort: { createdAt: -1, _id: 1 } })).toEqual(['item-008', 'item-004', 'item-007', 'item-001']);
     expect(await same({ rank: 1 }, { sort: { createdAt: -1, _id: 1 }, skip: 1, limit: 2 })).toEqual(['item-004', 'item-007']);
+    expect(await same({}, { sort: { createdAt: 1, _id: -1 }, skip: 2, limit: 3 })).toEqual(['item-003', 'item-007', 'item-004']);
     expect(await same({ _id: { $in: ['item-003', 'item-001', 'item-003'] } }, { sort: { _id: -1 } })).toEqual(['item-003', 'item-001']);
     // A number never equals its string.
     expect(await same({ rank: '1' }, { sort: { _id: 1 } })).toEqual([]);
