@@ -3,7 +3,22 @@ import { find, update as applyUpdate } from 'mingo';
 import type { EmbeddedPersistence } from './persistence.js';
 import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type Update } from './types.js';
 
-const clone = <T>(value: T): T => structuredClone(value);
+/**
+ * A deep copy, as structuredClone makes it but several times faster for what documents hold (plain objects, arrays,
+ * Dates, plain values); anything else (a Map, a Buffer, an own `__proto__` key) goes to structuredClone itself.
+ */
+function clone<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(clone) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return structuredClone(value);
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') return structuredClone(value);
+    copy[key] = clone((value as Record<string, unknown>)[key]);
+  }
+  return copy as T;
+}
 
 /** MongoDB indexes a missing field as null, so two documents without it collide on a unique index. */
 const indexKey = (spec: IndexSpec, doc: Doc): string =>
@@ -23,6 +38,45 @@ function acceptedValues(condition: unknown): Scalar[] | undefined {
   const operators = Object.keys(condition);
   const values = (condition as { $in?: unknown }).$in;
   return operators.length === 1 && Array.isArray(values) && values.every(isScalar) ? values : undefined;
+}
+
+/** A skip and a limit the fast path reads as mingo does: absent, or whole numbers not below zero. */
+const isPlainWindow = ({ skip, limit }: FindOptions): boolean =>
+  [skip, limit].every((n) => n === undefined || (Number.isInteger(n) && n >= 0));
+
+type SortValue = string | number | Date;
+/** How one top-level sort field's values compare, when all of them are of one kind mingo orders natively. */
+function comparatorOf(values: unknown[]): ((a: SortValue, b: SortValue) => number) | undefined {
+  const natural = (a: SortValue, b: SortValue) => (a < b ? -1 : a > b ? 1 : 0);
+  if (values.every((value) => typeof value === 'string')) return natural;
+  if (values.every((value) => typeof value === 'number' && !Number.isNaN(value))) return natural;
+  if (values.every((value) => value instanceof Date && !Number.isNaN(value.getTime()))) {
+    return (a, b) => natural((a as Date).getTime(), (b as Date).getTime());
+  }
+  return undefined;
+}
+
+/**
+ * `docs` in `sort` order as mingo's $sort puts them (by each key in turn, ties kept in their given order), with a
+ * stable sort; undefined when a key is a path or its values are missing or of mixed or other kinds (arrays, nulls,
+ * NaN), which only mingo's ordering of types settles.
+ */
+function sortExactly<T extends Doc>(docs: T[], sort: FindOptions['sort']): T[] | undefined {
+  if (Object.keys(sort).length === 0) return undefined;
+  if (docs.length < 2) return docs;
+  const keys: { field: string; direction: number; compare: (a: SortValue, b: SortValue) => number }[] = [];
+  for (const [field, direction] of Object.entries(sort)) {
+    const compare = field.includes('.') ? undefined : comparatorOf(docs.map((doc) => doc[field]));
+    if (!compare) return undefined;
+    keys.push({ field, direction, compare });
+  }
+  return [...docs].sort((a, b) => {
+    for (const { field, direction, compare } of keys) {
+      const order = compare(a[field] as SortValue, b[field] as SortValue);
+      if (order !== 0) return order * direction;
+    }
+    return 0;
+  });
 }
 
 /**
@@ -58,6 +112,12 @@ class FieldIndex {
     if (ids?.size === 0) this.byValue.delete(value);
   }
 
+  /** Whether every document sits under its value, so a lookup's candidates are exactly the documents it matches. */
+  get exact(): boolean {
+    // A dotted field is a path to MongoDB, never a key of the document's own.
+    return this.unindexed.size === 0 && !this.field.includes('.');
+  }
+
   ids(values: Scalar[]): Set<string> {
     const ids = new Set(this.unindexed);
     for (const value of values) for (const id of this.byValue.get(value) ?? []) ids.add(id);
@@ -85,23 +145,41 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
 
   /**
    * The documents a filter may match, as MongoDB's planner would pick them: by _id, else by an indexed field's
-   * equality or `$in`, else all of them. mingo then evaluates the whole filter on these, so the answer is the same.
+   * equality or `$in`, else all of them. `exact` when they are precisely the documents it matches (the filter is empty,
+   * or its only condition is the one looked up and the index holds every document under its value), so mingo need not
+   * evaluate it; otherwise mingo evaluates the whole filter on these, so the answer is the same.
    */
-  private candidates(filter: Filter): T[] {
+  private candidates(filter: Filter): { docs: T[]; exact: boolean } {
+    const single = Object.keys(filter).length === 1;
     const ids = acceptedValues(filter['_id']);
-    if (ids) return ids.flatMap((id) => (typeof id === 'string' && this.docs.has(id) ? [this.docs.get(id)!] : []));
+    if (ids) {
+      const docs = [...new Set(ids)].flatMap((id) => (typeof id === 'string' && this.docs.has(id) ? [this.docs.get(id)!] : []));
+      return { docs, exact: single };
+    }
     for (const index of this.fieldIndexes) {
       const values = acceptedValues(filter[index.field]);
-      if (values) return [...index.ids(values)].map((id) => this.docs.get(id)!);
+      if (values) return { docs: [...index.ids(values)].map((id) => this.docs.get(id)!), exact: single && index.exact };
     }
-    return [...this.docs.values()];
+    // An empty filter matches every document.
+    return { docs: [...this.docs.values()], exact: Object.keys(filter).length === 0 };
+  }
+
+  /** The documents matching `filter` in `sort` order, skipped and limited: without mingo when that is sure to agree. */
+  private select(filter: Filter, options: FindOptions): T[] {
+    const { docs, exact } = this.candidates(filter);
+    const window = (sorted: T[]) => sorted.slice(options.skip ?? 0, options.limit ? (options.skip ?? 0) + options.limit : undefined);
+    if (exact && isPlainWindow(options)) {
+      const sorted = sortExactly(docs, options.sort);
+      if (sorted) return window(sorted);
+    }
+    let cursor = find(docs, filter).sort(options.sort);
+    if (options.skip) cursor = cursor.skip(options.skip);
+    if (options.limit) cursor = cursor.limit(options.limit);
+    return cursor.all() as T[];
   }
 
   async find(filter: Filter, options: FindOptions): Promise<T[]> {
-    let cursor = find(this.candidates(filter), filter).sort(options.sort);
-    if (options.skip) cursor = cursor.skip(options.skip);
-    if (options.limit) cursor = cursor.limit(options.limit);
-    return cursor.all().map((doc) => clone(doc as T));
+    return this.select(filter, options).map((doc) => clone(doc));
   }
 
   async findOne(filter: Filter): Promise<T | null> {
@@ -111,7 +189,8 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
 
   async count(filter: Filter): Promise<number> {
     if (Object.keys(filter).length === 0) return this.docs.size;
-    return find(this.candidates(filter), filter).all().length;
+    const { docs, exact } = this.candidates(filter);
+    return exact ? docs.length : find(docs, filter).all().length;
   }
 
   async insertOne(doc: T): Promise<void> {
@@ -131,7 +210,7 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   }
 
   async findOneAndUpdate(filter: Filter, update: Update): Promise<T | null> {
-    const [current] = find(this.candidates(filter), filter).sort({ _id: 1 }).limit(1).all() as T[];
+    const [current] = this.select(filter, { sort: { _id: 1 }, limit: 1 });
     if (!current) return null;
     const next = clone(current);
     applyUpdate(next, update);

@@ -76,6 +76,18 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     expect((await items.findOne({ _id: 'item-001' }))?.tags).toEqual(['odd']);
   });
 
+  it('copies nested documents, arrays and dates deeply, whichever way they are read or written', async () => {
+    const nested = { _id: 'nested', sku: 'N', lines: [{ qty: 1, at: new Date(Date.UTC(2026, 0, 1)), note: null }], meta: { a: { b: [1, [2]] } } };
+    await items.insertOne(nested as unknown as Item);
+    nested.lines[0]!.qty = 99;
+    const [read] = await items.find({ _id: 'nested' }, { sort: { _id: 1 } });
+    (read!.lines as { at: Date }[])[0]!.at.setTime(0);
+    ((read!.meta as { a: { b: unknown[] } }).a.b[1] as number[]).push(3);
+    const updated = await items.findOneAndUpdate({ _id: 'nested' }, { $inc: { version: 1 } });
+    (updated!.meta as { a: { b: unknown[] } }).a.b.push('x');
+    expect(await items.findOne({ _id: 'nested' })).toEqual({ ...nested, lines: [{ qty: 1, at: new Date(Date.UTC(2026, 0, 1)), note: null }], version: 1 });
+  });
+
   it('counts and finds one, or null', async () => {
     expect(await items.count({ tags: 'even' })).toBe(3);
     expect(await items.findOne({ sku: 'SKU-4' })).toMatchObject({ _id: 'item-004' });
@@ -134,6 +146,39 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     expect(ids(await items.find({ rank: { $in: [5, 0] }, tags: 'odd' }, { sort: { _id: 1 } }))).toEqual(['item-003', 'item-007']);
     expect(ids(await items.find({ rank: null }, { sort: { _id: 1 } }))).toEqual(['item-008']);
     expect(await items.count({ rank: { $in: [0, 1, 2] } })).toBe(7);
+  });
+
+  it('answers a lookup the index settles alone as the same query evaluated in full does, in every sort', async () => {
+    // The embedded store answers a lone `_id` or indexed-field condition without evaluating it; adding an always-true
+    // condition makes it evaluate the whole filter, so the two must agree on membership, order, skip and limit.
+    const evaluated = (filter: Record<string, unknown>) => ({ ...filter, $and: [{ _id: { $exists: true } }] });
+    const same = async (filter: Record<string, unknown>, options: Parameters<typeof items.find>[1]) => {
+      const fast = await items.find(filter, options);
+      expect(fast).toEqual(await items.find(evaluated(filter), options));
+      expect(await items.count(filter)).toBe(await items.count(evaluated(filter)));
+      return fast.map((doc) => doc._id);
+    };
+    // Ties on the first key, broken by the second in either direction; dates descending; skip and limit.
+    await items.insertMany([item(7, { rank: 1, createdAt: item(4).createdAt }), item(8, { sku: 'SKU-8', rank: 1 })]);
+    expect(await same({ rank: { $in: [1, 2] } }, { sort: { rank: 1, _id: -1 } })).toEqual(['item-008', 'item-007', 'item-004', 'item-001', 'item-005', 'item-002']);
+    expect(await same({ rank: 1 }, { sort: { createdAt: -1, _id: 1 } })).toEqual(['item-008', 'item-004', 'item-007', 'item-001']);
+    expect(await same({ rank: 1 }, { sort: { createdAt: -1, _id: 1 }, skip: 1, limit: 2 })).toEqual(['item-004', 'item-007']);
+    expect(await same({}, { sort: { createdAt: 1, _id: -1 }, skip: 2, limit: 3 })).toEqual(['item-003', 'item-007', 'item-004']);
+    expect(await same({ _id: { $in: ['item-003', 'item-001', 'item-003'] } }, { sort: { _id: -1 } })).toEqual(['item-003', 'item-001']);
+    // A number never equals its string.
+    expect(await same({ rank: '1' }, { sort: { _id: 1 } })).toEqual([]);
+    expect(await same({ _id: { $in: [1, 'item-001'] } }, { sort: { _id: 1 } })).toEqual(['item-001']);
+    // Sort fields missing, of mixed kinds or arrays in some documents order by type as MongoDB does.
+    await items.insertMany([
+      item(9, { rank: 1, version: 'draft' as unknown as number, tags: [] }),
+      item(10, { rank: 1, createdAt: undefined as unknown as Date, version: undefined as unknown as number, tags: ['a', 'z'] }),
+    ]);
+    expect(await same({ rank: 1 }, { sort: { createdAt: 1, _id: 1 } })).toEqual(['item-010', 'item-001', 'item-004', 'item-007', 'item-008', 'item-009']);
+    expect(await same({ rank: 1 }, { sort: { version: 1, _id: 1 } })).toEqual(['item-010', 'item-001', 'item-004', 'item-007', 'item-008', 'item-009']);
+    await same({ rank: 1 }, { sort: { tags: 1, _id: 1 } });
+    // Once the index holds a document it cannot place (an array), the lookup is evaluated, arrays matching by element.
+    await items.insertOne(item(11, { rank: [1, 2] as unknown as number }));
+    expect(await same({ rank: 1 }, { sort: { _id: 1 } })).toEqual(['item-001', 'item-004', 'item-007', 'item-008', 'item-009', 'item-010', 'item-011']);
   });
 
   it('unsets fields', async () => {

@@ -4,8 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import express from 'express';
 import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
@@ -33,6 +32,7 @@ import {
   type TokenVerifier,
 } from '@ordergraph/core';
 import { instrumentDatabase, openDatabase, type DocumentDatabase } from '@ordergraph/store';
+import { apolloHandler } from './apollo-express.js';
 import { createErrorMasker } from './error-masking.js';
 import { isSignedWith, unsignedRequest } from './signature.js';
 import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
@@ -150,6 +150,9 @@ export async function createSubgraphService<TContext extends BaseContext>(
   const { registry, verifyToken, production, db, shutdown, signingSecret } = options.resources;
   let draining = false;
   const app = express();
+  // Express hashes every response body into an ETag by default, for a conditional GET to answer 304; the gateway only
+  // POSTs, so that hash was CPU spent on every call for nothing.
+  app.set('etag', false);
   // Every request runs with its ID (the gateway's, or the client's when well-formed, else a new one): in its log
   // lines, its response's header, its errors and the calls it makes to other subgraphs.
   app.use((req, res, next) => {
@@ -181,6 +184,9 @@ export async function createSubgraphService<TContext extends BaseContext>(
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
       requestMetricsPlugin(registry, logger),
+      // Federated tracing (ftv1) is for Apollo's usage reporting, which nothing here asks for; enabled, it builds a
+      // trace tree for every request before it even reads whether the caller asked for one.
+      ApolloServerPluginInlineTraceDisabled(),
       ...(production ? [ApolloServerPluginLandingPageDisabled()] : []),
     ],
     logger,
@@ -225,19 +231,17 @@ export async function createSubgraphService<TContext extends BaseContext>(
     '/graphql',
     express.json({ limit: '1mb' }),
     requireSignature,
-    expressMiddleware(apollo, {
-      async context({ req }) {
-        try {
-          const authorization = req.headers.authorization;
-          const viewer = await viewerFromHeader(verifyToken, authorization);
-          return await options.createContext({ viewer, authorization });
-        } catch (error) {
-          if (!(error instanceof InvalidTokenError)) throw error;
-          throw new GraphQLError(error.message, {
-            extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
-          });
-        }
-      },
+    apolloHandler(apollo, async ({ req }) => {
+      try {
+        const authorization = req.headers.authorization;
+        const viewer = await viewerFromHeader(verifyToken, authorization);
+        return await options.createContext({ viewer, authorization });
+      } catch (error) {
+        if (!(error instanceof InvalidTokenError)) throw error;
+        throw new GraphQLError(error.message, {
+          extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
+        });
+      }
     }),
   );
 

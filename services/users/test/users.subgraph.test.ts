@@ -243,6 +243,19 @@ describe('_entities', () => {
 });
 
 describe('operations endpoints', () => {
+  it('answers a GET query from its query string, and sends no ETag and no federated trace', async () => {
+    const query = encodeURIComponent('{ user(id: "' + aliceId + '") { email } }');
+    const response = await fetch(`${url}?query=${query}#ignored`, { headers: { authorization: `Bearer ${alice}`, 'apollo-require-preflight': 'true' } });
+    expect(await response.json()).toEqual({ data: { user: { email: 'user1@example.com' } } });
+    expect(response.headers.get('etag')).toBeNull();
+    const posted = await graphql(url, '{ __typename }', { token: alice });
+    expect(posted.headers.get('etag')).toBeNull();
+    expect(posted.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
+    // No federated trace (ftv1), even when asked for: nothing here reports usage to Apollo.
+    const traced = await graphql(url, '{ __typename }', { token: alice, headers: { 'apollo-federation-include-trace': 'ftv1' } });
+    expect(traced.body).toEqual({ data: { __typename: 'Query' } });
+  });
+
   it('serves /healthz, /readyz and /metrics', async () => {
     const base = url.replace('/graphql', '');
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
