@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
 import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import express from 'express';
 import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
@@ -32,7 +33,6 @@ import {
   type TokenVerifier,
 } from '@ordergraph/core';
 import { instrumentDatabase, openDatabase, type DocumentDatabase } from '@ordergraph/store';
-import { apolloHandler } from './apollo-express.js';
 import { createErrorMasker } from './error-masking.js';
 import { isSignedWith, unsignedRequest } from './signature.js';
 import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
@@ -231,17 +231,19 @@ export async function createSubgraphService<TContext extends BaseContext>(
     '/graphql',
     express.json({ limit: '1mb' }),
     requireSignature,
-    apolloHandler(apollo, async ({ req }) => {
-      try {
-        const authorization = req.headers.authorization;
-        const viewer = await viewerFromHeader(verifyToken, authorization);
-        return await options.createContext({ viewer, authorization });
-      } catch (error) {
-        if (!(error instanceof InvalidTokenError)) throw error;
-        throw new GraphQLError(error.message, {
-          extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
-        });
-      }
+    expressMiddleware(apollo, {
+      async context({ req }) {
+        try {
+          const authorization = req.headers.authorization;
+          const viewer = await viewerFromHeader(verifyToken, authorization);
+          return await options.createContext({ viewer, authorization });
+        } catch (error) {
+          if (!(error instanceof InvalidTokenError)) throw error;
+          throw new GraphQLError(error.message, {
+            extensions: { code: ErrorCode.UNAUTHENTICATED, http: { status: 401 } },
+          });
+        }
+      },
     }),
   );
 
