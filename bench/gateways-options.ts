@@ -22,6 +22,7 @@ export const GATEWAYS_OPTIONS = {
   profile: { type: 'string' },
   heap: { type: 'string' },
   'ours-with': { type: 'string' },
+  'ours-also': { type: 'string' },
   'entity-cache': { type: 'string' },
   chart: { type: 'string', default: DEFAULT_CHART },
   help: { type: 'boolean', default: false },
@@ -55,6 +56,10 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
                       MALLOC_ARENA_MAX=2"): our gateway runs a second time, with them instead of its start script's
                       flags (gateway/package.json), beside the others, as "ours with <...>"; --ours-with= runs it on
                       V8's defaults
+  --ours-also=<dirs>  other checkouts of this repository, comma-separated: each one's built gateway
+                      (<dir>/gateway/dist/index.js, with that checkout's node_modules; build it there first) runs beside
+                      ours with the same start flags and environment, named after its directory (a patch dropped, an
+                      older commit)
   --entity-cache=<ttls>
                       our gateway runs with ENTITY_CACHE=on and ENTITY_CACHE_TTLS=<ttls> (subgraph.Type=seconds,...;
                       --entity-cache= for the @cacheControl hints alone)

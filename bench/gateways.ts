@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { freePort, readCounter, token } from '@ordergraph/testkit';
@@ -16,6 +16,7 @@ import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
 import { SECRET, builtEntry, machineLine, prepareRun, start, startSeededSubgraphs, stopAll } from './processes.js';
+import { startFlags } from '../scripts/deployment-files.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
 import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type Outcome, type Write } from './workloads.js';
@@ -91,6 +92,16 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
       else flags.push(word);
     }
     await add(variant, builtEntry('gateway'), () => [], { ...oursEnv, ...env }, flags, false);
+  }
+  // Our gateway as another checkout builds it: Node resolves its packages from beside its entry, so it runs on that
+  // checkout's node_modules (and patches), with our start flags and environment.
+  for (const dir of (options['ours-also'] ?? '').split(',').filter(Boolean)) {
+    const entry = resolve(dir, builtEntry('gateway'));
+    if (!existsSync(entry)) throw new Error(`--ours-also: no ${entry}; run npm ci and npm run build in ${dir} first`);
+    const name = basename(resolve(dir));
+    if (wanted.includes(name)) throw new Error(`--ours-also: a second gateway named ${name}`);
+    wanted.push(name);
+    await add(name, entry, () => [], oursEnv, startFlags('gateway'), false);
   }
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
   await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);
