@@ -8,21 +8,26 @@ import type { ViewerContext } from '../security/auth.js';
 /** The verified viewer the authentication plugin put on the server context (which becomes the GraphQL context). */
 export const viewerOf = (context: unknown): Viewer => (context as Partial<ViewerContext> | undefined)?.viewer ?? null;
 
+/** The claims read of each request's token: the rate limit, the cost budget and override labels may each ask. */
+const claimsOfRequest = new WeakMap<Request, Record<string, unknown> | undefined>();
+
 /**
  * The claims of the bearer token the viewer was verified from. Read without verifying again: a viewer is only set
  * (security/auth.ts) when that very header's token verified, and an anonymous caller's claims are not read.
  */
 export function verifiedClaims(context: unknown): Record<string, unknown> | undefined {
   const { viewer, request } = (context ?? {}) as { viewer?: Viewer; request?: Request };
-  if (!viewer) return undefined;
-  const token = /^Bearer (.+)$/i.exec(request?.headers.get('authorization') ?? '')?.[1];
-  const payload = token?.split('.')[1];
-  if (!payload) return undefined;
+  if (!viewer || !request) return undefined;
+  if (claimsOfRequest.has(request)) return claimsOfRequest.get(request);
+  const payload = /^Bearer (.+)$/i.exec(request.headers.get('authorization') ?? '')?.[1]?.split('.')[1];
+  let claims: Record<string, unknown> | undefined;
   try {
-    return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    claims = payload ? (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>) : undefined;
   } catch {
-    return undefined;
+    claims = undefined;
   }
+  claimsOfRequest.set(request, claims);
+  return claims;
 }
 
 export interface RequestOperation {
