@@ -111,4 +111,21 @@ describe('a document that explodes only when its fragments are expanded, on a su
     }
     expect(Object.values(take(served)).flat()).toEqual([]);
   });
+
+  it('is refused the same when every spread is deferred and the answer may come in parts', async () => {
+    const levels = 40;
+    const fragments = Array.from({ length: levels }, (_, i) => `fragment f${i} on Query { ...f${i + 1} @defer ...f${i + 1} @defer }`).join(' ');
+    const bomb = `{ ...f0 @defer } ${fragments} fragment f${levels} on Query { __typename }`;
+    take(served);
+    for (const bearer of [undefined, tokens.USER, tokens.ADMIN]) {
+      const response = await fetch(served.gateway, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'multipart/mixed;incrementalSpec=v0.2', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+        body: JSON.stringify({ query: bomb }),
+      });
+      const { errors } = assembled(partsOf(response.headers.get('content-type'), await response.text()));
+      expect(errors.map((error) => error.extensions?.['code'])).toEqual(['FIELD_LIMIT_EXCEEDED']);
+    }
+    expect(Object.values(take(served)).flat()).toEqual([]);
+  });
 });
