@@ -252,3 +252,18 @@ describe('@graphql-tools/executor-http is patched so that a call whose variables
     }
   });
 });
+
+describe('@graphql-mesh/fusion-runtime is patched so that a subgraph call finds its subgraph without case conversions', () => {
+  const NAME = '@graphql-mesh/fusion-runtime';
+
+  it('at the version the patch was written for, applied to both module formats (patches/); every e2e test calls through it', () => {
+    expect(patchOf(NAME)).toContain('subschemaByName');
+    for (const file of ['index.js', 'index.cjs']) {
+      const text = readFileSync(resolve(REPO_ROOT, 'node_modules', NAME, 'dist', file), 'utf8');
+      // Found once per name (and per set of subgraphs: a new supergraph starts afresh), not by converting every
+      // subgraph's name to constant case on every call.
+      expect(text).toContain('let subgraph = subschemaByName.get(subgraphName);');
+      expect(text).toContain('if (subschemaByNameOf !== subschemas) {');
+    }
+  });
+});
