@@ -143,6 +143,32 @@ describe('the entity cache', () => {
     expect((await ask(one, list, {}, alice)).data!['user'].orders.find((o: { id: string }) => o.id === order).status).toBe('CANCELLED');
   });
 
+  it("drops what a write's subgraph declares it changed, and keeps every other caller's and order's entries", async () => {
+    const [one, two] = supergraph.gatewayUrls as [string, string];
+    const BOB = toGlobalId('User', 'user-0002');
+    const seeded = (await ask(one, ORDERS, { id: BOB }, bob)).data!['user'].orders as { id: string }[];
+    const bobsOrder = seeded[0]!.id;
+    // Bob's order list, one of his orders and Alice's list, held on replica one.
+    for (let i = 0; i < 2; i++) {
+      await ask(one, ORDERS, { id: BOB }, bob);
+      await ask(one, ORDER, { id: bobsOrder }, bob);
+      await ask(one, ORDERS, { id: ALICE }, alice);
+    }
+    const declared = () => readCounter(two.replace(/\/graphql$/, '/metrics'), 'gateway_entity_cache_invalidations_total', { cause: 'declared', result: 'ok' });
+    const before = await declared();
+    const placed = await placeOrder(alice, [14]);
+    expect(await declared()).toBe(before + 1);
+
+    // Orders told the gateway: this order and Alice. Bob's list and order are still served whole by replica one...
+    const requests = await supergraph.subgraphRequests();
+    await ask(one, ORDERS, { id: BOB }, bob);
+    await ask(one, ORDER, { id: bobsOrder }, bob);
+    expect(await supergraph.subgraphRequests()).toBe(requests);
+    // ...and Alice's list holds the new order at once.
+    expect((await ask(one, ORDERS, { id: ALICE }, alice)).data!['user'].orders.map((o: { id: string }) => o.id)).toContain(placed);
+    expect(await ask(one, ORDERS, { id: ALICE }, alice)).toEqual(await ask(plainUrl, ORDERS, { id: ALICE }, alice));
+  });
+
   it('is purged and bypassed by administrators only', async () => {
     const purge = (as: string | undefined, body: unknown) =>
       fetch(supergraph.url.replace(/\/graphql$/, '/entity-cache/purge'), {

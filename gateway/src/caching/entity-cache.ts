@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { isAsyncIterable, mapAsyncIterator, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
-import { ErrorCode, setSpanAttributes, type Logger } from '@ordergraph/core';
+import { ErrorCode, invalidationsIn, setSpanAttributes, type Invalidation, type Logger } from '@ordergraph/core';
 import {
   GraphQLError,
   Kind,
@@ -25,9 +25,9 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
-import { cacheHints, type CacheHints } from './cache-control.js';
+import { cacheHints } from './cache-control.js';
 import type { EntityStore, StoredEntry } from './entity-store.js';
-import { fetchShape, type FetchShape, type PolicySettings } from './fetch-policy.js';
+import { entityKeys, fetchShape, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
 
@@ -44,10 +44,16 @@ export interface EntityCacheOptions extends PolicySettings {
   sign: ((request: ExecutionRequest) => ExecutionRequest) | undefined;
 }
 
-/** The generations an entry depends on (entity-store.ts): its entity's, its type's purge, and each type it holds. */
+/**
+ * The generations an entry depends on (entity-store.ts). An entity's entry (or a root field's that names its entity by
+ * ID): its own, its type's purge, and `t:` of each type it holds; any other root field's: `r:` of each type it holds.
+ * A write bumps its entities' own and `r:` of their types; `t:` too when its subgraph did not declare what it changed
+ * (then any list of that type anywhere may have changed).
+ */
 const entityGeneration = (type: string, id: string) => `e:${type}:${id}`;
 const purgeGeneration = (type: string) => `p:${type}`;
 const typeGeneration = (type: string) => `t:${type}`;
+const rootGeneration = (type: string) => `r:${type}`;
 
 /** The prefix of the aliases under which the response cache adds `__typename` and `id` to a mutation it executes. */
 const RESPONSE_CACHE_ALIAS = '__responseCache';
@@ -188,10 +194,34 @@ function returnedTypes({ schema, document, operationName }: ExecutionArgs): Writ
   return written;
 }
 
-const generationsOf = (written: Written): string[] => [
-  ...[...written.entities].flatMap(([type, ids]) => [typeGeneration(type), ...[...ids].map((id) => entityGeneration(type, id))]),
-  ...[...written.types].flatMap((type) => [typeGeneration(type), purgeGeneration(type)]),
+/** What the subgraphs declared their writes changed (@ordergraph/core's invalidation.ts), as written entities and types. */
+function declaredWrites(declared: readonly Invalidation[]): Written {
+  const written: Written = { entities: new Map(), types: new Set() };
+  for (const item of declared) {
+    const id = item.kind === 'entity' && Object.keys(item.key).length === 1 ? item.key['id'] : undefined;
+    if (typeof id === 'string' || typeof id === 'number') written.entities.set(item.type, (written.entities.get(item.type) ?? new Set()).add(String(id)));
+    // Every entity of the type, or one named by a key the generations do not follow (not `id` alone).
+    else written.types.add(item.type);
+  }
+  return written;
+}
+
+/** The generations a write bumps; `declared`: its subgraphs named every entity whose fields or lists it changed. */
+const generationsOf = (written: Written, declared: boolean): string[] => [
+  ...[...written.entities].flatMap(([type, ids]) => [
+    rootGeneration(type),
+    ...(declared ? [] : [typeGeneration(type)]),
+    ...[...ids].map((id) => entityGeneration(type, id)),
+  ]),
+  ...[...written.types].flatMap((type) => [typeGeneration(type), purgeGeneration(type), rootGeneration(type)]),
 ];
+
+/** A mutation's subgraph fetches so far: how many, and what those that declared their invalidations declared. */
+interface MutationFetches {
+  fetches: number;
+  undeclared: number;
+  declared: Invalidation[];
+}
 
 export interface EntityCache {
   plugin: GatewayPlugin;
@@ -206,7 +236,9 @@ export interface EntityCache {
  */
 export function createEntityCache(options: EntityCacheOptions): EntityCache {
   const { store, logger } = options;
-  let served: { schema: GraphQLSchema; hints: CacheHints; shapes: WeakMap<DocumentNode, Map<string, FetchShape>> } | undefined;
+  let served: (ServedSchema & { shapes: WeakMap<DocumentNode, Map<string, FetchShape>> }) | undefined;
+  // Per request context: what its mutation's subgraph fetches declared, read once the mutation's result is in.
+  const mutationFetches = new WeakMap<object, MutationFetches>();
   const lookups = new Counter({
     name: 'gateway_entity_cache_lookups_total',
     help: 'Entity cache lookups by subgraph and type (Query for root-field fetches): hit, miss, bypass (an administrator asked), unavailable (Redis away)',
@@ -215,7 +247,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   });
   const invalidations = new Counter({
     name: 'gateway_entity_cache_invalidations_total',
-    help: 'Entity cache invalidations: by a mutation or a purge, done or failed',
+    help: "Entity cache invalidations: by what a mutation's subgraphs declared it changed, by a mutation's result (nothing declared), or by a purge; done or failed",
     labelNames: ['cause', 'result'],
     registers: [options.registry],
   });
@@ -225,11 +257,11 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     let bySubgraph = served.shapes.get(document);
     if (!bySubgraph) served.shapes.set(document, (bySubgraph = new Map()));
     let shape = bySubgraph.get(subgraph);
-    if (!shape) bySubgraph.set(subgraph, (shape = fetchShape(served.schema, served.hints, document, subgraph, options)));
+    if (!shape) bySubgraph.set(subgraph, (shape = fetchShape(served, document, subgraph, options)));
     return shape;
   };
 
-  const bump = async (generations: string[], cause: 'mutation' | 'purge') => {
+  const bump = async (generations: string[], cause: 'mutation' | 'declared' | 'purge') => {
     try {
       await store.bump(generations);
       invalidations.inc({ cause, result: 'ok' });
@@ -309,10 +341,15 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   };
 
   const rootFields = async (subgraph: string, shape: Extract<FetchShape, { kind: 'root' }>, request: ExecutionRequest, executor: Executor, caller: string) => {
-    const { policy } = shape;
+    const { policy, entity } = shape;
     const type = 'Query';
     const key = hash(subgraph, printedOnce(request.document), JSON.stringify(request.variables ?? {}), policy.shared ? 'public' : caller);
-    const stamps = await store.stamps([policy.types.map(typeGeneration)]);
+    const id = entity && ('value' in entity.id ? entity.id.value : request.variables?.[entity.id.variable]);
+    const dependencies =
+      entity && (typeof id === 'string' || typeof id === 'number')
+        ? [purgeGeneration(entity.type), entityGeneration(entity.type, String(id)), ...policy.types.map(typeGeneration)]
+        : [...(entity ? [entity.type] : []), ...policy.types].map(rootGeneration);
+    const stamps = await store.stamps([dependencies]);
     if (!stamps) {
       lookups.inc({ subgraph, type, result: 'unavailable' });
       return executor(request);
@@ -357,7 +394,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
 
   const plugin: GatewayPlugin = {
     onSchemaChange({ schema }) {
-      served = { schema, hints: cacheHints(schema), shapes: new WeakMap() };
+      served = { schema, hints: cacheHints(schema), keys: entityKeys(schema), shapes: new WeakMap() };
     },
     onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname !== ENTITY_CACHE_PURGE_PATH) return undefined;
@@ -380,6 +417,8 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     onExecute({ args, executeFn, setExecuteFn }) {
       if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
       setExecuteFn(async (executed: ExecutionArgs) => {
+        const fetches: MutationFetches = { fetches: 0, undeclared: 0, declared: [] };
+        if (executed.contextValue && typeof executed.contextValue === 'object') mutationFetches.set(executed.contextValue, fetches);
         const result = (await executeFn(executed)) as ExecutionResult | AsyncIterable<ExecutionResult>;
         if (isAsyncIterable(result)) {
           // In parts (@defer): every type its root fields return goes, before the first part (the write committed).
@@ -387,14 +426,18 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
           return mapAsyncIterator(result, async (part) => {
             if (!dropped) {
               dropped = true;
-              await bump(generationsOf(returnedTypes(executed)), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
+              await bump(generationsOf(returnedTypes(executed), false), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
             }
             return part;
           });
         }
-        const generations = generationsOf(writtenEntities(executed.schema, executed.document, executed.operationName, result));
+        // Every subgraph that wrote said what it changed: taken at its word (Apollo Router's model). Otherwise the
+        // mutation's result is read instead, and the types it holds go whole.
+        const declared = fetches.fetches > 0 && fetches.undeclared === 0;
+        const written = declared ? declaredWrites(fetches.declared) : writtenEntities(executed.schema, executed.document, executed.operationName, result);
+        const generations = generationsOf(written, declared);
         if (generations.length > 0) {
-          await bump(generations, 'mutation').catch((error: unknown) => {
+          await bump(generations, declared ? 'declared' : 'mutation').catch((error: unknown) => {
             // Committed all the same: this replica now serves nothing from the cache until it has replaced the epoch.
             logger.error({ err: error }, 'entity cache invalidation failed');
           });
@@ -403,6 +446,19 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       });
     },
     onSubgraphExecute({ subgraphName, executionRequest, executor, setExecutor }) {
+      if (executionRequest.operationType === 'mutation') {
+        const fetches = executionRequest.context ? mutationFetches.get(executionRequest.context) : undefined;
+        if (!fetches) return;
+        fetches.fetches++;
+        setExecutor((async (request: ExecutionRequest) => {
+          const result = (await executor(request)) as Result | AsyncIterable<Result>;
+          const declared = isAsyncIterable(result) ? undefined : invalidationsIn(result.extensions);
+          if (declared) fetches.declared.push(...declared);
+          else fetches.undeclared++;
+          return result;
+        }) as Executor);
+        return;
+      }
       if (executionRequest.operationType !== 'query' || executionRequest.info?.operation?.operation === 'subscription') return;
       const shape = shapeOf(executionRequest.document, subgraphName);
       if (shape.kind === 'uncached' || (shape.kind === 'root' && shape.policy.maxAge <= 0)) return;

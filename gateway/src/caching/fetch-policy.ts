@@ -3,17 +3,21 @@
 import {
   Kind,
   getNamedType,
+  isListType,
+  isNonNullType,
   isAbstractType,
   isCompositeType,
   isObjectType,
   isUnionType,
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLNamedType,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
 } from 'graphql';
 import { cacheControlOf, type CacheHints } from './cache-control.js';
 
@@ -25,8 +29,21 @@ export interface FetchPolicy {
   maxAge: number;
   /** Shared by every caller: PUBLIC hints only, no authorization directive, and a subgraph that answers all alike. */
   shared: boolean;
-  /** The object types the answer holds below its root (an entity fetch's own type apart): any write to one drops it. */
+  /**
+   * The object types the answer holds below its root (an entity fetch's own type apart, and objects selected for
+   * their key fields alone: a write to one cannot change its key), a write to which may change the answer.
+   */
   types: string[];
+}
+
+/**
+ * A root field that names the entity it returns by its key (`order(id: $id): Order`, Cosmo's implicit mapping): its
+ * answer is that entity's, dropped by a write to it like an entity fetch's, not by a write to any other of its type.
+ */
+export interface RootEntity {
+  type: string;
+  /** The `id` argument: a variable's name, or the literal value. */
+  id: { variable: string } | { value: string };
 }
 
 export interface PolicySettings {
@@ -40,7 +57,7 @@ export interface PolicySettings {
 
 export type FetchShape =
   | { kind: 'entities'; policies: ReadonlyMap<string, FetchPolicy> }
-  | { kind: 'root'; policy: FetchPolicy }
+  | { kind: 'root'; policy: FetchPolicy; entity?: RootEntity }
   | { kind: 'uncached' };
 
 interface Walked {
@@ -50,6 +67,48 @@ interface Walked {
   /** A field the schema does not know (an internal one): nothing is kept. */
   unknown: boolean;
   types: Set<string>;
+}
+
+/** The supergraph's key fields of each entity type (`@join__type(key:)`, top-level fields only), for every subgraph. */
+export type EntityKeys = ReadonlyMap<string, ReadonlySet<string>>;
+
+export function entityKeys(schema: GraphQLSchema): EntityKeys {
+  const keys = new Map<string, Set<string>>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    for (const directive of type.astNode?.directives ?? []) {
+      if (directive.name.value !== 'join__type') continue;
+      const key = directive.arguments?.find((argument) => argument.name.value === 'key')?.value;
+      if (key?.kind !== Kind.STRING) continue;
+      const fields = keys.get(type.name) ?? new Set<string>();
+      let depth = 0;
+      for (const token of key.value.split(/([{}\s])/)) {
+        if (token === '{') depth++;
+        else if (token === '}') depth--;
+        else if (depth === 0 && token.trim()) fields.add(token.trim());
+      }
+      keys.set(type.name, fields);
+    }
+  }
+  return keys;
+}
+
+/** The schema a fetch is read against: its cache hints and its entities' keys, worked out once per supergraph. */
+export interface ServedSchema {
+  schema: GraphQLSchema;
+  hints: CacheHints;
+  keys: EntityKeys;
+}
+
+/** Whether a selection reads nothing of an object of `type` but its key fields and `__typename` (a reference). */
+function keysOnly(served: ServedSchema, fragments: ReadonlyMap<string, FragmentDefinitionNode>, set: SelectionSetNode, type: GraphQLNamedType): boolean {
+  const keys = served.keys.get(type.name);
+  if (!keys) return false;
+  return set.selections.every((selection) => {
+    if (selection.kind === Kind.FIELD) return !selection.selectionSet && (selection.name.value === '__typename' || keys.has(selection.name.value));
+    const fragment = selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
+    const condition = fragment?.typeCondition?.name.value;
+    return fragment !== undefined && (condition === undefined || condition === type.name) && keysOnly(served, fragments, fragment.selectionSet, type);
+  });
 }
 
 const restrictedBy = (node: { astNode?: { directives?: readonly { name: { value: string } }[] | undefined } | null | undefined }) =>
@@ -62,14 +121,14 @@ function objectTypes(schema: GraphQLSchema, type: GraphQLNamedType): string[] {
 
 /** Apollo's rules (cache-control.ts): a field's hint, else its type's when it returns one, else its parent's (`inherited`). */
 function walk(
-  schema: GraphQLSchema,
-  hints: CacheHints,
+  served: ServedSchema,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   set: SelectionSetNode,
   parent: GraphQLCompositeType,
   inherited: number,
   into: Walked,
 ): void {
+  const { schema, hints } = served;
   for (const selection of set.selections) {
     if (selection.kind === Kind.FIELD) {
       const name = selection.name.value;
@@ -89,11 +148,12 @@ function walk(
       // returning it), and an interface or union that may stand for one is private too.
       if (cacheControlOf(parent).scope === 'PRIVATE') into.private = true;
       if (isCompositeType(returned)) {
+        const reference = selection.selectionSet !== undefined && keysOnly(served, fragments, selection.selectionSet, returned);
         for (const type of objectTypes(schema, returned)) {
-          into.types.add(type);
+          if (!reference) into.types.add(type);
           if (cacheControlOf(schema.getType(type)!).scope === 'PRIVATE') into.private = true;
         }
-        if (selection.selectionSet) walk(schema, hints, fragments, selection.selectionSet, returned, maxAge, into);
+        if (selection.selectionSet) walk(served, fragments, selection.selectionSet, returned, maxAge, into);
       }
       continue;
     }
@@ -107,7 +167,7 @@ function walk(
       into.unknown = true;
       continue;
     }
-    walk(schema, hints, fragments, fragment.selectionSet, condition, inherited, into);
+    walk(served, fragments, fragment.selectionSet, condition, inherited, into);
   }
 }
 
@@ -135,7 +195,8 @@ function applies(schema: GraphQLSchema, condition: string | undefined, type: Gra
  * entity's hint: the type's own, then each selected field's), a query of root fields, or anything else (mutations,
  * subscriptions, merged or aliased fetches), which the cache leaves alone.
  */
-export function fetchShape(schema: GraphQLSchema, hints: CacheHints, document: DocumentNode, subgraph: string, settings: PolicySettings): FetchShape {
+export function fetchShape(served: ServedSchema, document: DocumentNode, subgraph: string, settings: PolicySettings): FetchShape {
+  const { schema } = served;
   const operations = document.definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
   const operation = operations.length === 1 ? operations[0]! : undefined;
   const root = schema.getQueryType();
@@ -162,7 +223,7 @@ export function fetchShape(schema: GraphQLSchema, hints: CacheHints, document: D
         if (restrictedBy(type)) walked.restricted = true;
         for (const fragment of first.selectionSet.selections) {
           if (fragment.kind !== Kind.INLINE_FRAGMENT || !applies(schema, fragment.typeCondition?.name.value, type)) continue;
-          walk(schema, hints, fragments, fragment.selectionSet, type as GraphQLCompositeType, own.maxAge ?? 0, walked);
+          walk(served, fragments, fragment.selectionSet, type as GraphQLCompositeType, own.maxAge ?? 0, walked);
         }
         policies.set(name, policyOf(walked, subgraph, name, settings));
       }
@@ -170,6 +231,27 @@ export function fetchShape(schema: GraphQLSchema, hints: CacheHints, document: D
     return { kind: 'entities', policies };
   }
   const walked = emptyWalk();
-  walk(schema, hints, fragments, operation.selectionSet, root, 0, walked);
-  return { kind: 'root', policy: policyOf(walked, subgraph, root.name, settings) };
+  walk(served, fragments, operation.selectionSet, root, 0, walked);
+  const policy = policyOf(walked, subgraph, root.name, settings);
+  const only = first?.kind === Kind.FIELD && rest.length === 0 ? first : undefined;
+  const entity = only && rootEntity(served, root, only);
+  if (!entity || !only?.selectionSet) return { kind: 'root', policy };
+  // What it holds below the entity, as an entity fetch of that type would.
+  const below = emptyWalk();
+  walk(served, fragments, only.selectionSet, schema.getType(entity.type) as GraphQLCompositeType, 0, below);
+  return { kind: 'root', policy: { ...policy, types: [...below.types].sort() }, entity };
+}
+
+/** The entity a root field names by its `id` key (an `id` argument of the key field's type), if it returns one object. */
+function rootEntity(served: ServedSchema, root: GraphQLCompositeType, field: FieldNode): RootEntity | undefined {
+  const definition = isUnionType(root) ? undefined : root.getFields()[field.name.value];
+  const returned = definition && (isNonNullType(definition.type) ? definition.type.ofType : definition.type);
+  if (!returned || isListType(returned) || !isObjectType(returned) || !served.keys.get(returned.name)?.has('id')) return undefined;
+  const keyType = returned.getFields()['id']?.type;
+  const parameter = definition.args.find((argument) => argument.name === 'id');
+  if (!keyType || !parameter || getNamedType(parameter.type) !== getNamedType(keyType)) return undefined;
+  const value: ValueNode | undefined = field.arguments?.find((argument) => argument.name.value === 'id')?.value;
+  if (value?.kind === Kind.VARIABLE) return { type: returned.name, id: { variable: value.name.value } };
+  if (value?.kind === Kind.STRING || value?.kind === Kind.INT) return { type: returned.name, id: { value: value.value } };
+  return undefined;
 }

@@ -4,27 +4,29 @@ import { buildSchema, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { cacheHints } from '../../src/caching/cache-control.js';
 import { BoundedEntries, memoryEntityStore } from '../../src/caching/entity-store.js';
-import { fetchShape, type PolicySettings } from '../../src/caching/fetch-policy.js';
+import { entityKeys, fetchShape, type PolicySettings } from '../../src/caching/fetch-policy.js';
 
 const schema = buildSchema(`
   enum CacheControlScope { PUBLIC PRIVATE }
   directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
   directive @authenticated on FIELD_DEFINITION | OBJECT
+  directive @join__type(graph: String!, key: String) repeatable on OBJECT | INTERFACE
   interface Node { id: ID! }
-  type Query { product(id: ID!): Product @cacheControl(maxAge: 300) me: Account @cacheControl(maxAge: 30, scope: PRIVATE) version: String node(id: ID!): Node @cacheControl(maxAge: 10) }
-  type Product { id: ID! name: String! @cacheControl(maxAge: 3600) price: Float! secret: String @authenticated @cacheControl(maxAge: 50) related: Product @cacheControl(maxAge: 40) }
+  type Query { shelf: Shelf product(id: ID!): Product @cacheControl(maxAge: 300) me: Account @cacheControl(maxAge: 30, scope: PRIVATE) version: String node(id: ID!): Node @cacheControl(maxAge: 10) }
+  type Product @join__type(graph: "catalog", key: "id") @join__type(graph: "orders", key: "id") { id: ID! name: String! @cacheControl(maxAge: 3600) price: Float! secret: String @authenticated @cacheControl(maxAge: 50) related: Product @cacheControl(maxAge: 40) }
   type Shelf @cacheControl(maxAge: 120) { id: ID! label: String owner: Account }
-  type Account implements Node @cacheControl(maxAge: 20, scope: PRIVATE) { id: ID! email: String }
+  type Account implements Node @join__type(graph: "users", key: "id") @cacheControl(maxAge: 20, scope: PRIVATE) { id: ID! email: String }
 `);
-const hints = cacheHints(schema);
+const served = { schema, hints: cacheHints(schema), keys: entityKeys(schema) };
 const settings: PolicySettings = { ttls: {}, maxTtlSeconds: 1000, sharedSubgraphs: new Set(['catalog']) };
 const entities = (selection: string, subgraph = 'catalog', overrides: Partial<PolicySettings> = {}) => {
-  const shape = fetchShape(schema, hints, parse(`query ($representations: [_Any!]!) { _entities(representations: $representations) { ${selection} } }`), subgraph, { ...settings, ...overrides });
+  const shape = fetchShape(served, parse(`query ($representations: [_Any!]!) { _entities(representations: $representations) { ${selection} } }`), subgraph, { ...settings, ...overrides });
   if (shape.kind !== 'entities') throw new Error(`not an entity fetch: ${shape.kind}`);
   return Object.fromEntries(shape.policies);
 };
+const rootShape = (query: string, subgraph = 'catalog') => fetchShape(served, parse(query), subgraph, settings);
 const root = (query: string, subgraph = 'catalog') => {
-  const shape = fetchShape(schema, hints, parse(query), subgraph, settings);
+  const shape = rootShape(query, subgraph);
   return shape.kind === 'root' ? shape.policy : shape.kind;
 };
 
@@ -52,12 +54,32 @@ describe('what a subgraph fetch may keep', () => {
     expect(root('query ($id: ID!) { node(id: $id) { id } }')).toMatchObject({ shared: false });
   });
 
+  it('an object selected for its key fields alone is a reference: a write to it cannot change the answer', () => {
+    expect(entities('... on Shelf { label owner { __typename id } }')['Shelf']!.types).toEqual([]);
+    expect(entities('... on Shelf { label owner { ... on Account { id } } }')['Shelf']!.types).toEqual([]);
+    expect(entities('... on Shelf { label owner { id email } }')['Shelf']!.types).toEqual(['Account']);
+    // Shelf has no key: an object of it is never a mere reference.
+    expect(root('{ shelf { id } }')).toMatchObject({ types: ['Shelf'] });
+  });
+
+  it('a root field naming its entity by ID is kept as that entity; any other root field by the types it holds', () => {
+    expect(rootShape('query ($id: ID!) { product(id: $id) { name related { name } } }')).toMatchObject({
+      policy: { types: ['Product'] },
+      entity: { type: 'Product', id: { variable: 'id' } },
+    });
+    expect(rootShape('{ product(id: "p1") { name } }')).toMatchObject({ policy: { types: [] }, entity: { type: 'Product', id: { value: 'p1' } } });
+    // An interface, a type without a key, two root fields: no entity.
+    expect(rootShape('query ($id: ID!) { node(id: $id) { id } }')).not.toHaveProperty('entity');
+    expect(rootShape('{ shelf { id } }')).not.toHaveProperty('entity');
+    expect(rootShape('{ product(id: "p1") { name } version }')).not.toHaveProperty('entity');
+  });
+
   it('keeps nothing of a field the schema does not know', () => {
     expect(entities('... on Product { name internal }')['Product']!.maxAge).toBe(0);
   });
 
   it('root-field fetches: the smallest maxAge over the fields; only queries, and only one unaliased _entities', () => {
-    expect(root('query ($id: ID!) { product(id: $id) { id name } }')).toEqual({ maxAge: 300, shared: true, types: ['Product'] });
+    expect(root('query ($id: ID!) { product(id: $id) { id name } }')).toEqual({ maxAge: 300, shared: true, types: [] });
     expect(root('{ me { email } }')).toEqual({ maxAge: 30, shared: false, types: ['Account'] });
     expect(root('{ version }')).toMatchObject({ maxAge: 0 });
     expect(root('mutation { touch }')).toBe('uncached');

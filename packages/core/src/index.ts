@@ -2,6 +2,7 @@ export * from './auth.js';
 export * from './config.js';
 export * from './errors.js';
 export * from './ids.js';
+export * from './invalidation.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './money.js';

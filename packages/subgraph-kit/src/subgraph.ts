@@ -17,8 +17,10 @@ import {
   authSettings,
   createMetricsRegistry,
   createTokenVerifier,
+  INVALIDATION_EXTENSION,
   currentRequest,
   datastoreOperationsCounter,
+  declaredInvalidations,
   graphqlRequestHistogram,
   requestIdFrom,
   shutdownSettings,
@@ -143,6 +145,23 @@ function requestMetricsPlugin(registry: Registry, logger: Logger): ApolloServerP
   };
 }
 
+/**
+ * Puts what a write declared it changed (`declareInvalidation`) into its response's extensions, where the gateway's
+ * entity cache reads it: Apollo Router's subgraph invalidation format.
+ */
+const invalidationPlugin: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        const declared = declaredInvalidations();
+        if (!declared?.length || response.body.kind !== 'single') return;
+        const result = response.body.singleResult;
+        result.extensions = { ...result.extensions, [INVALIDATION_EXTENSION]: declared };
+      },
+    };
+  },
+};
+
 export async function createSubgraphService<TContext extends BaseContext>(
   options: SubgraphServiceOptions<TContext>,
 ): Promise<SubgraphService> {
@@ -184,6 +203,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
       requestMetricsPlugin(registry, logger),
+      invalidationPlugin,
       // Federated tracing (ftv1) is for Apollo's usage reporting, which nothing here asks for; enabled, it builds a
       // trace tree for every request before it even reads whether the caller asked for one.
       ApolloServerPluginInlineTraceDisabled(),

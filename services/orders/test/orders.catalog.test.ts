@@ -135,6 +135,24 @@ describe('createOrder', () => {
   });
 });
 
+describe("what a write tells the gateway's entity cache", () => {
+  it('each committed write names its order and its owner in extensions.invalidation; a refused one names nothing', async () => {
+    const owner = toGlobalId('User', OWNER);
+    const named = (id: string) => [
+      { kind: 'entity', subgraph: 'orders', type: 'Order', key: { id } },
+      { kind: 'entity', subgraph: 'orders', type: 'User', key: { id: owner } },
+    ];
+    const created = await createOrder([{ productId: LAMP, quantity: 1 }]);
+    const id = created.data!['createOrder'].id as string;
+    expect(created.extensions?.['invalidation']).toEqual(named(id));
+    const updated = (await graphql(orders.url, UPDATE, { variables: { id, input: { items: [{ productId: MUG, quantity: 2 }] } }, token: ownerToken })).body;
+    expect(updated.extensions?.['invalidation']).toEqual(named(id));
+    const refused = await createOrder([{ productId: productGlobalId('product-9999'), quantity: 1 }]);
+    expect(codes(refused.errors)).toEqual(['BAD_USER_INPUT']);
+    expect(refused.extensions?.['invalidation']).toBeUndefined();
+  });
+});
+
 describe('updateOrder items', () => {
   it('replaces the items of a PENDING order at current prices and recomputes the total', async () => {
     const placed = (await createOrder([{ productId: LAMP, quantity: 1 }])).data?.['createOrder'];

@@ -285,7 +285,8 @@ describe('updateOrderResult', () => {
   it('returns the order on success', async () => {
     const order = seeded.take('PENDING');
     const body = await updateResult(orderGlobalId(order), { status: 'CANCELLED' }, await ownerToken(order));
-    expect(body).toEqual({ data: { updateOrderResult: { __typename: 'Order', id: orderGlobalId(order), status: 'CANCELLED' } } });
+    expect(body.data).toEqual({ updateOrderResult: { __typename: 'Order', id: orderGlobalId(order), status: 'CANCELLED' } });
+    expect(body.errors).toBeUndefined();
   });
 
   it('returns OrderNotFound for an unknown or malformed ID', async () => {
@@ -335,7 +336,8 @@ describe('cancelOrder', () => {
   it('lets the owner cancel while PENDING', async () => {
     const order = seeded.take('PENDING');
     const { body } = await graphql(orders.url, CANCEL, { variables: { id: orderGlobalId(order) }, token: await ownerToken(order) });
-    expect(body).toEqual({ data: { cancelOrder: { id: orderGlobalId(order), status: 'CANCELLED' } } });
+    expect(body.data).toEqual({ cancelOrder: { id: orderGlobalId(order), status: 'CANCELLED' } });
+    expect(body.errors).toBeUndefined();
   });
 
   it('lets only administrators cancel while PROCESSING', async () => {

@@ -1,5 +1,5 @@
 // Product rules (what a valid product is) and every product write, compare-and-set so no concurrent update is lost.
-import { amountToCents, badUserInput, conflict, localIdOf, notFound, requireAdmin, type Viewer } from '@ordergraph/core';
+import { amountToCents, badUserInput, conflict, declareInvalidation, localIdOf, notFound, requireAdmin, toGlobalId, type Viewer } from '@ordergraph/core';
 import type { CreateProductInput, UpdateProductInput } from '../generated/graphql.js';
 import { fieldsOf, type ProductDoc, type ProductFields, type ProductStore } from '../store/products.js';
 
@@ -68,12 +68,18 @@ export interface ProductDomainDeps {
   store: ProductStore;
 }
 
+/** Tells the gateway's entity cache which product a committed write changed (a new one: the lists that may hold it). */
+const invalidate = (product: ProductDoc): void =>
+  declareInvalidation({ kind: 'entity', subgraph: 'catalog', type: 'Product', key: { id: toGlobalId('Product', product._id) } });
+
 /** The product rules applied to the store: what resolvers call for every write. Administrators only. */
 export function createProductDomain({ store }: ProductDomainDeps) {
   return {
-    create(viewer: Viewer, input: CreateProductInput): Promise<ProductDoc> {
+    async create(viewer: Viewer, input: CreateProductInput): Promise<ProductDoc> {
       requireAdmin(viewer);
-      return store.create(newProductFields(input));
+      const created = await store.create(newProductFields(input));
+      invalidate(created);
+      return created;
     },
 
     /**
@@ -89,7 +95,10 @@ export function createProductDomain({ store }: ProductDomainDeps) {
         const current = localId === null ? null : await store.findById(localId);
         if (!current) throw notFound('Product', id);
         const updated = await store.update(current._id, current.version, updatedProductFields(current, input));
-        if (updated) return updated;
+        if (updated) {
+          invalidate(updated);
+          return updated;
+        }
       }
       throw conflict(`Product ${id} was changed concurrently too often; try again`);
     },

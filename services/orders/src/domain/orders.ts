@@ -5,6 +5,7 @@ import type { GraphQLError } from 'graphql';
 import {
   badUserInput,
   conflict,
+  declareInvalidation,
   forbidden,
   invalidTransition,
   isSelfOrAdmin,
@@ -107,6 +108,17 @@ export function normalizeItems(lines: readonly LineItemInput[]): LineItemInput[]
   });
 }
 
+/**
+ * Tells the gateway's entity cache what a committed write changed: the order, and its owner, whose `orders` list holds
+ * it (a new order, a changed status or items). Nothing else in this subgraph holds an order.
+ */
+function invalidate(order: OrderDoc): void {
+  declareInvalidation(
+    { kind: 'entity', subgraph: 'orders', type: 'Order', key: { id: toGlobalId('Order', order._id) } },
+    { kind: 'entity', subgraph: 'orders', type: 'User', key: { id: order.userId } },
+  );
+}
+
 /** What the order rules act on: the orders collection, the catalog's prices, and where committed writes are announced. */
 export interface OrderDomainDeps {
   store: OrderStore;
@@ -142,6 +154,7 @@ export function createOrderDomain({ store, catalog, events }: OrderDomainDeps) {
       if (lines && !items) items = await priceItems(lines);
       const committed = await store.compareAndSet(current, { status: input.status ?? undefined, items });
       if (committed) {
+        invalidate(committed);
         if (committed.status !== current.status) events.statusChanged(committed);
         return { ok: true, order: committed };
       }
@@ -158,6 +171,7 @@ export function createOrderDomain({ store, catalog, events }: OrderDomainDeps) {
       const identity = requireSignedIn(viewer);
       const items = await priceItems(normalizeItems(input.items));
       const order = await store.create({ userId: identity.userId, items });
+      invalidate(order);
       events.orderCreated(order);
       return order;
     },

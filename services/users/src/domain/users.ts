@@ -1,6 +1,6 @@
 // User rules (what a new user must meet, pure so they are tested without a database), and every users write and
 // search applied to the store and the peers.
-import { badUserInput, emailTaken, isAdmin, requireAdmin, toGlobalId, type Viewer } from '@ordergraph/core';
+import { badUserInput, declareInvalidation, emailTaken, isAdmin, requireAdmin, toGlobalId, type Viewer } from '@ordergraph/core';
 import { SEARCH_LIMIT } from '@ordergraph/subgraph-kit';
 import type { Reference } from '../mappers.js';
 import type { NodeOwners } from '../peers/nodes.js';
@@ -48,7 +48,10 @@ export function createUserDomain({ store, search, nodes }: UserDomainDeps) {
       requireAdmin(viewer);
       validateNewUser(input);
       try {
-        return await store.create({ email: input.email, name: input.name, role: input.role ?? 'USER' });
+        const user = await store.create({ email: input.email, name: input.name, role: input.role ?? 'USER' });
+        // For the gateway's entity cache: the lists of users that may now hold it.
+        declareInvalidation({ kind: 'entity', subgraph: 'users', type: 'User', key: { id: toGlobalId('User', user._id) } });
+        return user;
       } catch (error) {
         if (error instanceof EmailTakenError) throw emailTaken(input.email.trim().toLowerCase());
         throw error;
