@@ -125,6 +125,8 @@ interface Loaded {
   graphqlErrors: number;
   /** Writes answered (and checked), in a workload with writes. */
   writes?: number;
+  /** Of the mismatches, reads of a user's orders that missed a write of theirs answered before they were sent. */
+  staleReads?: number;
 }
 
 /** A scenario whose answers every gateway has given identically, ready to be put under load. */
@@ -217,9 +219,11 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
       const ordersWritten = writes ? new OrderWrites(writes) : undefined;
       const next = drawer(scenario.workload, seededRandom(DRAW_SEED), ordersWritten);
       const expected = expectations.get(gateway.name)!;
-      const tally = { mismatches: 0, graphqlErrors: 0, writes: 0 };
+      const tally = { mismatches: 0, graphqlErrors: 0, writes: 0, staleReads: 0 };
       const count = (outcome: Outcome) => {
-        if (outcome === 'differs') tally.mismatches++;
+        // A stale read is a differing body too: the table's count holds it, the round's line names it.
+        if (outcome === 'differs' || outcome === 'stale') tally.mismatches++;
+        if (outcome === 'stale') tally.staleReads++;
         else if (outcome === 'errors') tally.graphqlErrors++;
       };
       const result = await autocannon({
@@ -233,25 +237,37 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
           {
             setupRequest: (request, context) => {
               const draw = next();
-              (context as { draw?: Draw }).draw = draw;
+              const sent = context as { draw?: Draw; shows?: ReadonlyMap<string, string> | undefined };
+              sent.draw = draw;
+              // What a read of a user's orders must show of the writes answered before it is sent.
+              const ordersOf = draw.kind === 'read' ? shapes[draw.shape]!.ordersOf : undefined;
+              sent.shows = ordersOf && draw.kind === 'read' ? ordersWritten?.expectedOrders(ordersOf.user(shapes[draw.shape]!.variants[draw.variant]!)) : undefined;
               // Copies: autocannon writes Content-Length into the headers it is given.
               if (draw.kind === 'read') return { ...request, headers: { ...viewers[shapes[draw.shape]!.viewer] }, body: bodies[draw.shape]![draw.variant]! };
               return { ...request, headers: { ...viewers.users.get(draw.write.user)! }, body: writeBody(draw.write) };
             },
             onResponse: (status, body, context) => {
-              const draw = (context as { draw?: Draw }).draw;
+              const { draw, shows } = context as { draw?: Draw; shows?: ReadonlyMap<string, string> };
               // autocannon counts a status other than 2xx as an error itself.
-              if (status !== 200) return;
+              if (status !== 200) {
+                if (draw?.kind === 'write') ordersWritten!.release(draw.write);
+                return;
+              }
               // A response that cannot be matched to its request's draw cannot be verified: it counts as differing.
               if (!draw) return count('differs');
-              if (draw.kind === 'write') tally.writes++;
-              count(draw.kind === 'read' ? checkResponse(expected[draw.shape]![draw.variant]!, body) : ordersWritten!.settle(draw.write, body));
+              if (draw.kind === 'write') {
+                tally.writes++;
+                return count(ordersWritten!.settle(draw.write, body));
+              }
+              const outcome = checkResponse(expected[draw.shape]![draw.variant]!, body);
+              const ordersOf = shapes[draw.shape]!.ordersOf;
+              count(outcome === 'same' && shows && ordersOf ? OrderWrites.shows(shows, body, ordersOf.limit) : outcome);
             },
           },
         ],
       });
-      const { writes: written, ...outcomes } = tally;
-      return { result, ...outcomes, ...(ordersWritten ? { writes: written } : {}) };
+      const { writes: written, staleReads, ...outcomes } = tally;
+      return { result, ...outcomes, ...(ordersWritten ? { writes: written, staleReads } : {}) };
     },
   };
 }
@@ -319,7 +335,7 @@ async function main() {
           const total = totals.get(gateway.name)!;
           const [cpu0, subgraphCpu0, store0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(), await storeCalls()];
           const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
-          const { result, mismatches, graphqlErrors, writes } = await load(gateway, DURATION);
+          const { result, mismatches, graphqlErrors, writes, staleReads } = await load(gateway, DURATION);
           clearInterval(sampler);
           total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!));
           const requests = result.requests.total;
@@ -337,7 +353,7 @@ async function main() {
           total.p99.push(result.latency.p99);
           console.log(
             `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
-              `errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}`}`,
+              `errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}`,
           );
         }
       }

@@ -25,8 +25,9 @@ export type Scenario = IdenticalScenario | VariedScenario;
 
 export const isVaried = (scenario: Scenario): scenario is VariedScenario => 'workload' in scenario;
 
+const ORDERS_LIMIT = 20;
 const ORDERS_QUERY =
-  'query Orders($id: ID!) { user(id: $id) { name email orders(limit: 20) { id status total createdAt user { name } items { quantity unitPrice subtotal product { name price } } } } }';
+  'query Orders($id: ID!) { user(id: $id) { name email orders(limit: ' + ORDERS_LIMIT + ') { id status total createdAt user { name } items { quantity unitPrice subtotal product { name price } } } } }';
 const ORDER_QUERY =
   'query Order($id: ID!) { order(id: $id) { id status total createdAt updatedAt user { name email } items { quantity unitPrice subtotal product { id name price } } } }';
 const PRODUCT_QUERY = 'query Product($id: ID!) { product(id: $id) { id name price currentPrice description } }';
@@ -40,6 +41,8 @@ const draw = seededRandom(20261127);
 // Every seeded user but the administrator (user-0001..user-0099), every product, a fixed sample of the orders.
 const USERS = seed.users.filter((user) => user.role === 'USER').map((user) => user.localId);
 const userVariants = sample(USERS, MAX_VARIANTS, draw).map((localId) => ({ id: toGlobalId('User', localId) }));
+const userOf = new Map(USERS.map((localId) => [toGlobalId('User', localId), localId]));
+const ordersOf = { user: (variables: Record<string, unknown>) => userOf.get(variables['id'] as string)!, limit: ORDERS_LIMIT };
 const productIds = seed.products.map((product) => toGlobalId('Product', product.localId));
 const productVariants = sample(productIds, MAX_VARIANTS, draw).map((id) => ({ id }));
 const orderVariants = sample(seed.orders, MAX_VARIANTS, draw).map((order) => ({ id: toGlobalId('Order', order.localId) }));
@@ -59,7 +62,7 @@ function userWithOrdersStable(response: GraphQLResponse): unknown {
   if (!user) return null;
   const wellFormed =
     Array.isArray(user.orders) &&
-    user.orders.length <= 20 &&
+    user.orders.length <= ORDERS_LIMIT &&
     user.orders.every(
       (order) =>
         typeof order.id === 'string' &&
@@ -121,7 +124,7 @@ query Wide {
     workload: {
       shapes: [
         { name: 'product by id', weight: 50, query: PRODUCT_QUERY, viewer: 'ANONYMOUS', variants: productVariants },
-        { name: 'user with orders', weight: 25, query: ORDERS_QUERY, viewer: 'ADMIN', variants: userVariants, stable: userWithOrdersStable },
+        { name: 'user with orders', weight: 25, query: ORDERS_QUERY, viewer: 'ADMIN', variants: userVariants, stable: userWithOrdersStable, ordersOf },
         // Seeded orders: the writes change only orders placed during the run, so these answers cannot move.
         { name: 'order by id', weight: 15, query: ORDER_QUERY, viewer: 'ADMIN', variants: orderVariants },
         { name: 'products list', weight: 5, query: PRODUCTS_QUERY, viewer: 'ANONYMOUS', variants: offsetVariants },

@@ -43,6 +43,11 @@ export interface Shape {
    * response must be byte for byte its gateway's answer to the same variant before timing.
    */
   stable?: (response: GraphQLResponse) => unknown;
+  /**
+   * For a read of a user's orders: the seeded user's local ID its variables name. Such a read sent while none of that
+   * user's writes is in flight must show every write of theirs already answered (read-your-writes, OrderWrites).
+   */
+  ordersOf?: { user: (variables: Record<string, unknown>) => string; limit: number };
 }
 
 /** Orders placed, changed and cancelled by the seeded users while the reads run. */
@@ -72,8 +77,11 @@ export interface LineItem {
   quantity: number;
 }
 
-/** What a response came to: its variant's answer, another body, or a 200 carrying GraphQL errors. */
-export type Outcome = 'same' | 'differs' | 'errors';
+/**
+ * What a response came to: its variant's answer, another body, a 200 carrying GraphQL errors, or a read of a user's
+ * orders that misses a write of theirs answered before it was sent.
+ */
+export type Outcome = 'same' | 'differs' | 'errors' | 'stale';
 
 const ORDER_FIELDS = 'id status items { quantity product { id } }';
 export const WRITE_QUERIES = {
@@ -102,27 +110,69 @@ interface WrittenOrder {
  */
 export class OrderWrites {
   private readonly placed: { id: string; user: string }[] = [];
+  /** Per user: writes sent and not yet answered, and the status each order of theirs written in this run was answered with. */
+  private readonly inFlight = new Map<string, number>();
+  private readonly answered = new Map<string, Map<string, string>>();
 
   constructor(private readonly writes: Writes) {}
 
   next(random: () => number): Write {
     const user = pick(this.writes.users, random);
+    const write = this.draw(user, random);
+    this.inFlight.set(write.user, (this.inFlight.get(write.user) ?? 0) + 1);
+    return write;
+  }
+
+  private draw(user: string, random: () => number): Write {
     if (this.placed.length === 0 || random() < 0.5) return { op: 'create', user, items: this.items(random) };
     const order = this.placed.splice(Math.floor(random() * this.placed.length), 1)[0]!;
     return random() < 0.5 ? { op: 'update', user: order.user, orderId: order.id, items: this.items(random) } : { op: 'cancel', user: order.user, orderId: order.id };
   }
 
+  /**
+   * What a read of `user`'s orders sent now must show (each order written in this run, by status); undefined while
+   * a write of theirs is in flight, when either answer would be right.
+   */
+  expectedOrders(user: string): ReadonlyMap<string, string> | undefined {
+    if ((this.inFlight.get(user) ?? 0) > 0) return undefined;
+    return new Map(this.answered.get(user));
+  }
+
+  /**
+   * Whether a read of a user's orders shows what `expected` says. Their orders come newest first, up to the page's
+   * `limit`: a full page may leave older ones out, but never shows one with another status.
+   */
+  static shows(expected: ReadonlyMap<string, string>, body: string, limit: number): Outcome {
+    const orders = (parsed(body)?.data?.['user'] as { orders?: { id: string; status: string }[] } | null | undefined)?.orders;
+    if (!Array.isArray(orders)) return 'same';
+    const listed = new Map(orders.map((order) => [order.id, order.status]));
+    for (const [id, status] of expected) {
+      const shown = listed.get(id);
+      if (shown === undefined ? orders.length < limit : shown !== status) return 'stale';
+    }
+    return 'same';
+  }
+
+  /** A write answered with another HTTP status than 200: its user's reads are checked again. */
+  release(write: Write): void {
+    this.inFlight.set(write.user, Math.max(0, (this.inFlight.get(write.user) ?? 0) - 1));
+  }
+
   /** Checks a write's answer (status, lines, and the order it names) and returns the order to the pool if it may change again. */
   settle(write: Write, body: string): Outcome {
+    this.release(write);
     const response = parsed(body);
     if (!response) return 'differs';
     if (response.errors) return 'errors';
     const order = response.data?.[{ create: 'createOrder', update: 'updateOrder', cancel: 'cancelOrder' }[write.op]] as WrittenOrder | undefined;
     if (!order || typeof order.id !== 'string') return 'differs';
     if (write.op !== 'create' && order.id !== write.orderId) return 'differs';
-    if (write.op === 'cancel') return order.status === 'CANCELLED' ? 'same' : 'differs';
-    if (order.status !== 'PENDING' || lines(order.items) !== lines(write.items.map((item) => ({ quantity: item.quantity, product: { id: item.productId } })))) return 'differs';
-    this.placed.push({ id: order.id, user: write.user });
+    const expected = write.op === 'cancel' ? 'CANCELLED' : 'PENDING';
+    if (order.status !== expected) return 'differs';
+    if (write.op !== 'cancel' && lines(order.items) !== lines(write.items.map((item) => ({ quantity: item.quantity, product: { id: item.productId } })))) return 'differs';
+    const answered = this.answered.get(write.user) ?? new Map<string, string>();
+    this.answered.set(write.user, answered.set(order.id, order.status));
+    if (write.op !== 'cancel') this.placed.push({ id: order.id, user: write.user });
     return 'same';
   }
 

@@ -129,6 +129,29 @@ describe("(g)'s writes", () => {
   });
 });
 
+describe("(g)'s reads of a user's orders", () => {
+  const writes = { weight: 5, users: ['user-0001'], products: ['p1'] };
+  const list = (...orders: [string, string][]) => JSON.stringify({ data: { user: { orders: orders.map(([id, status]) => ({ id, status })) } } });
+
+  it('must show every write of that user answered before they were sent, unless a write of theirs is in flight', () => {
+    const orders = new OrderWrites(writes);
+    const random = seededRandom(4);
+    expect(orders.expectedOrders('user-0001')).toEqual(new Map());
+    const create = orders.next(random);
+    expect(orders.expectedOrders('user-0001')).toBeUndefined();
+    expect(orders.settle(create, JSON.stringify({ data: { createOrder: { id: 'o1', status: 'PENDING', items: (create as Extract<Write, { op: 'create' }>).items.map((item) => ({ quantity: item.quantity, product: { id: item.productId } })) } } }))).toBe('same');
+    const shows = orders.expectedOrders('user-0001')!;
+    expect(OrderWrites.shows(shows, list(['o1', 'PENDING'], ['seeded', 'SHIPPED']), 20)).toBe('same');
+    expect(OrderWrites.shows(shows, list(['seeded', 'SHIPPED']), 20)).toBe('stale');
+    expect(OrderWrites.shows(shows, list(['o1', 'CANCELLED']), 20)).toBe('stale');
+    // A full page may have left it out; it may never show it otherwise than answered.
+    expect(OrderWrites.shows(shows, list(['seeded', 'SHIPPED']), 1)).toBe('same');
+    const cancel: Write = { op: 'cancel', user: 'user-0001', orderId: 'o1' };
+    expect(orders.settle(cancel, JSON.stringify({ data: { cancelOrder: { id: 'o1', status: 'CANCELLED', items: [] } } }))).toBe('same');
+    expect(OrderWrites.shows(orders.expectedOrders('user-0001')!, list(['o1', 'PENDING']), 20)).toBe('stale');
+  });
+});
+
 describe('--scenarios', () => {
   it('runs (d) and (g) by default, in list order with (g) and its writes last, and refuses an unknown id', () => {
     expect(DEFAULT_SCENARIOS).toEqual(expect.arrayContaining(['d', 'g']));
