@@ -418,8 +418,15 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
       setExecuteFn(async (executed: ExecutionArgs) => {
         const fetches: MutationFetches = { fetches: 0, undeclared: 0, declared: [] };
-        if (executed.contextValue && typeof executed.contextValue === 'object') mutationFetches.set(executed.contextValue, fetches);
+        const context = executed.contextValue;
+        if (context && typeof context === 'object') {
+          // Two mutations of one context (a batch sharing it) cannot tell their fetches apart: neither trusts them.
+          const other = mutationFetches.get(context);
+          if (other) other.undeclared = fetches.undeclared = 1;
+          mutationFetches.set(context, fetches);
+        }
         const result = (await executeFn(executed)) as ExecutionResult | AsyncIterable<ExecutionResult>;
+        if (context && typeof context === 'object' && mutationFetches.get(context) === fetches) mutationFetches.delete(context);
         if (isAsyncIterable(result)) {
           // In parts (@defer): every type its root fields return goes, before the first part (the write committed).
           let dropped = false;
