@@ -186,13 +186,17 @@ describe('the entity cache', () => {
     const hits = await lookups(supergraph.url, { ...root, result: 'hit' });
     await ask(supergraph.url, query, { id: product(14) }, alice);
     expect(await lookups(supergraph.url, { ...root, result: 'hit' })).toBe(hits + 1);
+    // The product by its ID (kept as that entity's entry) and a list of products (kept by the type it holds).
+    await ask(supergraph.url, PRODUCTS, { offset: 10 }, alice);
     for (const body of [{ type: 'Product', id: product(14) }, { type: 'Product' }, {}]) {
       expect((await purge(admin, body)).status).toBe(200);
       const misses = await lookups(supergraph.url, { ...root, result: 'miss' });
       await ask(supergraph.url, query, { id: product(14) }, alice);
-      expect(await lookups(supergraph.url, { ...root, result: 'miss' })).toBe(misses + 1);
+      await ask(supergraph.url, PRODUCTS, { offset: 10 }, alice);
+      expect(await lookups(supergraph.url, { ...root, result: 'miss' })).toBe(misses + 2);
       await ask(supergraph.url, query, { id: product(14) }, alice);
-      expect(await lookups(supergraph.url, { ...root, result: 'miss' })).toBe(misses + 1);
+      await ask(supergraph.url, PRODUCTS, { offset: 10 }, alice);
+      expect(await lookups(supergraph.url, { ...root, result: 'miss' })).toBe(misses + 2);
     }
 
     const bypassed = await lookups(supergraph.url, { result: 'bypass' });

@@ -382,7 +382,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
         await store.purgeAll();
         invalidations.inc({ cause: 'purge', result: 'ok' });
       } else {
-        await bump(id === undefined ? [purgeGeneration(type), typeGeneration(type)] : [entityGeneration(type, id), typeGeneration(type)], 'purge');
+        await bump([id === undefined ? purgeGeneration(type) : entityGeneration(type, id), typeGeneration(type), rootGeneration(type)], 'purge');
       }
     } catch (error) {
       logger.error({ err: error }, 'entity cache purge failed');
