@@ -169,6 +169,22 @@ describe('the entity cache', () => {
     expect(await ask(one, ORDERS, { id: ALICE }, alice)).toEqual(await ask(plainUrl, ORDERS, { id: ALICE }, alice));
   });
 
+  it("holds an order line's product as a reference: dropping every product leaves the orders cached", async () => {
+    const BOB = toGlobalId('User', 'user-0002');
+    for (let i = 0; i < 2; i++) await ask(supergraph.url, ORDERS, { id: BOB }, bob);
+    const orders = { subgraph: 'orders', type: 'User' };
+    const [hits, misses] = [await lookups(supergraph.url, { ...orders, result: 'hit' }), await lookups(supergraph.url, { ...orders, result: 'miss' })];
+    const purged = await fetch(supergraph.url.replace(/\/graphql$/, '/entity-cache/purge'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'Product' }),
+    });
+    expect(purged.status).toBe(200);
+    expect(await ask(supergraph.url, ORDERS, { id: BOB }, bob)).toEqual(await ask(plainUrl, ORDERS, { id: BOB }, bob));
+    expect(await lookups(supergraph.url, { ...orders, result: 'hit' })).toBe(hits + 1);
+    expect(await lookups(supergraph.url, { ...orders, result: 'miss' })).toBe(misses);
+  });
+
   it('is purged and bypassed by administrators only', async () => {
     const purge = (as: string | undefined, body: unknown) =>
       fetch(supergraph.url.replace(/\/graphql$/, '/entity-cache/purge'), {
