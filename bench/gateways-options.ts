@@ -49,7 +49,8 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default
                       ${GATEWAYS_OPTIONS.gateways.default}
   --profile <dir>     our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing into
-                      ours/ and bare/ there, and their top self times are printed
+                      ours/ and bare/ there, and their top self times are printed; each --ours-also checkout writes
+                      into a directory of its name
   --heap <dir>        after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner are
                       written there and compared
   --ours-with=<...>   Node.js flags and NAME=value environment, given with '=' (--ours-with="--max-semi-space-size=32

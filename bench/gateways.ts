@@ -101,7 +101,8 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     const name = basename(resolve(dir));
     if (wanted.includes(name)) throw new Error(`--ours-also: a second gateway named ${name}`);
     wanted.push(name);
-    await add(name, entry, () => [], oursEnv, startFlags('gateway'), false);
+    const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, name)}`] : [];
+    await add(name, entry, () => [], oursEnv, [...startFlags('gateway'), ...profile], false);
   }
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
   await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);
@@ -337,7 +338,7 @@ async function main() {
           total.p99.push(result.latency.p99);
           console.log(
             `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
-              `errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}`}`,
+              `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}`}`,
           );
         }
       }
