@@ -41,7 +41,8 @@ const chart = relative(process.cwd(), DEFAULT_CHART);
 export const GATEWAYS_HELP = `npm run bench -- [options]
   --rounds 2          alternating rounds per scenario (each gateway once per round)
   --duration 5        seconds of load per gateway per round
-  --warmup 2          seconds of load per gateway before the first round (not counted)
+  --warmup 2          seconds of load per gateway before the first round (not counted), repeated until it has served
+                      500 requests
   --connections 32    autocannon's concurrent connections
   --scenarios <ids>   which scenarios to run, comma-separated (bench/scenarios.ts); default ${GATEWAYS_OPTIONS.scenarios.default}
                       of ${SCENARIOS.map((scenario) => scenario.id).join(',')}: a-c send one identical request, d-g draw each request's arguments
