@@ -41,7 +41,8 @@ const chart = relative(process.cwd(), DEFAULT_CHART);
 export const GATEWAYS_HELP = `npm run bench -- [options]
   --rounds 2          alternating rounds per scenario (each gateway once per round)
   --duration 5        seconds of load per gateway per round
-  --warmup 2          seconds of load per gateway before the first round (not counted)
+  --warmup 2          seconds of load per gateway before the first round (not counted), repeated until it has served
+                      500 requests
   --connections 32    autocannon's concurrent connections
   --scenarios <ids>   which scenarios to run, comma-separated (bench/scenarios.ts); default ${GATEWAYS_OPTIONS.scenarios.default}
                       of ${SCENARIOS.map((scenario) => scenario.id).join(',')}: a-c send one identical request, d-g draw each request's arguments
@@ -49,7 +50,8 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default
                       ${GATEWAYS_OPTIONS.gateways.default}
   --profile <dir>     our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing into
-                      ours/ and bare/ there, and their top self times are printed
+                      ours/ and bare/ there, and their top self times are printed; each --ours-also checkout writes
+                      into a directory of its name
   --heap <dir>        after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner are
                       written there and compared
   --ours-with=<...>   Node.js flags and NAME=value environment, given with '=' (--ours-with="--max-semi-space-size=32
