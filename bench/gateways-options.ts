@@ -55,9 +55,9 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --heap <dir>        after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner are
                       written there and compared
   --ours-with=<...>   Node.js flags and NAME=value environment, given with '=' (--ours-with="--max-semi-space-size=32
-                      MALLOC_ARENA_MAX=2"): our gateway runs a second time, with them instead of its start script's
-                      flags (gateway/package.json), beside the others, as "ours with <...>"; --ours-with= runs it on
-                      V8's defaults
+                      LD_PRELOAD=libjemalloc.so.2"): our gateway runs a second time, with them instead of its start
+                      script's flags (gateway/package.json) and the image's environment (jemalloc), beside the others,
+                      as "ours with <...>"; --ours-with= runs it on V8's defaults and glibc's malloc
   --ours-also=<dirs>  other checkouts of this repository, comma-separated: each one's built gateway
                       (<dir>/gateway/dist/index.js, with that checkout's node_modules; build it there first) runs beside
                       ours with the same start flags and environment, named after its directory (a patch dropped, an

@@ -15,7 +15,7 @@ import { freePort, readCounter, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { SECRET, builtEntry, machineLine, prepareRun, start, startSeededSubgraphs, stopAll } from './processes.js';
+import { SECRET, builtEntry, imageEnv, machineLine, prepareRun, start, startSeededSubgraphs, stopAll } from './processes.js';
 import { startFlags } from '../scripts/deployment-files.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
@@ -104,7 +104,7 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     if (wanted.includes(name)) throw new Error(`--ours-also: a second gateway named ${name}`);
     wanted.push(name);
     const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, name)}`] : [];
-    await add(name, entry, () => [], oursEnv, [...startFlags('gateway'), ...profile], false);
+    await add(name, entry, () => [], { ...imageEnv(), ...oursEnv }, [...startFlags('gateway'), ...profile], false);
   }
   await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
   await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);

@@ -1,6 +1,6 @@
 // The processes a benchmark starts (subgraphs, gateways, load generators), each a Node.js process of its own, and
 // their teardown: on the normal way out, on failure and on Ctrl-C, no child outlives the command.
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { freePort, startRedis, type TestRedis } from '@ordergraph/testkit';
-import { startFlags } from '../scripts/deployment-files.js';
+import { IMAGE_ENV, startFlags } from '../scripts/deployment-files.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -79,8 +79,23 @@ export function forkScript(
 }
 
 /**
+ * The environment the images set (jemalloc as malloc), checked once: without the library the loader would only warn,
+ * and a figure measured on glibc's malloc would pass for the image's.
+ */
+let imageEnvChecked = false;
+export function imageEnv(): Record<string, string> {
+  if (!imageEnvChecked) {
+    const { stderr } = spawnSync(process.execPath, ['-e', ''], { env: { ...process.env, ...IMAGE_ENV }, encoding: 'utf8' });
+    if (stderr.includes('cannot be preloaded')) throw new Error(`${IMAGE_ENV.LD_PRELOAD} is not installed (apt-get install libjemalloc2): the images run node on it`);
+    imageEnvChecked = true;
+  }
+  return IMAGE_ENV;
+}
+
+/**
  * Starts a service (production mode, the shared secrets) and waits until it answers HTTP at `ready`. A built entry runs
- * with the Node.js flags of its workspace's start script, as its image runs it, unless `startFlags` is false.
+ * as its image runs it, with the Node.js flags of its workspace's start script and the image's environment
+ * (`imageEnv`), unless `startFlags` is false.
  */
 export async function start(
   name: string,
@@ -91,12 +106,13 @@ export async function start(
   options: { execArgv?: string[]; typeStripping?: boolean; startFlags?: boolean } = {},
 ): Promise<ChildProcess> {
   const workspace = BUILT_ENTRY.exec(script)?.[1];
-  const flags = workspace && options.startFlags !== false ? startFlags(workspace) : [];
+  const asImage = workspace !== undefined && options.startFlags !== false;
+  const flags = asImage ? startFlags(workspace) : [];
   const child = forkScript(script, args, {
     name,
     ...(options.typeStripping ? { typeStripping: true } : {}),
     execArgv: [...flags, ...(options.execArgv ?? [])],
-    env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...env },
+    env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...(asImage ? imageEnv() : {}), ...env },
   });
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
   const deadline = Date.now() + 60_000;

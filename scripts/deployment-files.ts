@@ -32,6 +32,13 @@ const packageJson = (dir: string) => JSON.parse(readFileSync(join(dir, 'package.
 const packageName = (dir: string) => packageJson(dir).name;
 
 /**
+ * What every image sets in its environment besides NODE_FLAGS (the Dockerfile's runtime stage installs libjemalloc2):
+ * node allocates with jemalloc, which gives back what its threads free where glibc's malloc keeps it in per-thread
+ * arenas (docs/operating.md, Memory). A name without a slash: the loader finds it on any architecture.
+ */
+export const IMAGE_ENV = { LD_PRELOAD: 'libjemalloc.so.2' } as const;
+
+/**
  * The Node.js flags a deployable runs with: those of its package.json `start` script (`node <flags> dist/index.js`;
  * none without one), the one place they are set. The image gets them as its NODE_FLAGS build argument
  * (docker-compose.yml, from here); the benchmarks start the built entry with them. Most are not allowed in

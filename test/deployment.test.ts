@@ -12,7 +12,7 @@ import { loadGatewayConfig } from '@ordergraph/gateway/config';
 import { REPO_ROOT } from '@ordergraph/composition';
 import { loadOrdersConfig } from '@ordergraph/orders/config';
 import { loadUsersConfig } from '@ordergraph/users/config';
-import { startFlags } from '../scripts/deployment-files.js';
+import { IMAGE_ENV, startFlags } from '../scripts/deployment-files.js';
 
 const read = (path: string) => readFileSync(resolve(REPO_ROOT, path), 'utf8');
 const compose = parseYaml(read('docker-compose.yml')) as {
@@ -125,6 +125,15 @@ describe('the Dockerfile', () => {
     expect(runtime).toContain('WORKDIR /app/${WORKSPACE_DIR}');
     expect(runtime.find((line) => line.startsWith('HEALTHCHECK'))).toMatch(/CMD \[.*\/readyz/);
     expect(runtime.at(-1)).toBe('CMD ["sh", "-c", "exec node $NODE_FLAGS dist/index.js"]');
+  });
+
+  it('runs node on jemalloc, as the benchmarks run ours (IMAGE_ENV)', () => {
+    const runtime = stages.runtime.lines;
+    const install = runtime.indexOf('RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*');
+    expect(install).toBeGreaterThan(-1);
+    expect(runtime.indexOf(`ENV LD_PRELOAD=${IMAGE_ENV.LD_PRELOAD}`)).toBeGreaterThan(install);
+    // Installed as root, before the image drops to the node user.
+    expect(install).toBeLessThan(runtime.indexOf('USER node'));
   });
 
   it('gives the gateway the supergraph it starts with, where SUPERGRAPH_PATH looks by default, and no list of subgraphs', () => {
