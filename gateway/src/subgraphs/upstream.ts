@@ -30,7 +30,7 @@ const TIMEOUT_CODES = new Set<unknown>(['TIMEOUT_ERROR', 'GATEWAY_TIMEOUT']);
 
 export const isTimeout = (error: GraphQLError) => TIMEOUT_CODES.has(error.extensions['code']);
 
-const hasOperation = (document: { definitions: readonly { kind: string }[] } | undefined, operation: 'query' | 'subscription') =>
+const hasOperation = (document: { definitions: readonly { kind: string }[] } | undefined, operation: 'query' | 'mutation' | 'subscription') =>
   document?.definitions.some((definition) => definition.kind === Kind.OPERATION_DEFINITION && (definition as OperationDefinitionNode).operation === operation) ?? false;
 
 function circuitOpen(subgraph: string): GraphQLError {
@@ -254,6 +254,8 @@ interface SharedCall extends CallIdentity {
   /** No longer joinable: answered to its only caller, read for all, failed or cancelled. */
   closed: boolean;
   controller: AbortController;
+  /** How many writes this gateway had answered when the call was sent. */
+  writes: number;
 }
 
 /** The reason a shared call is aborted with once every caller has gone. */
@@ -272,11 +274,14 @@ const buffer = async (response: Response): Promise<BufferedAnswer> => ({
  * turned off for this) sends the shared call with its first caller's signal, so that caller leaving would fail the
  * answer of every other; here a shared call is cancelled only when each of its callers has left or timed out. A call
  * that nobody joined hands its response over as it came; a shared one is read once. Mutations are never cancelled: a
- * write the client stopped waiting for still completes.
+ * write the client stopped waiting for still completes. A query never joins a call sent before a write this gateway
+ * has since answered: the answer may predate the write, and its client may have read the write's (read-your-writes).
  */
 export function useQueryCancellation(): GatewayPlugin {
   // The calls open to join, by their identity's key.
   const calls = new Map<string, SharedCall[]>();
+  // Writes answered so far (counted as each mutation's execution ends, before its response is sent).
+  let writes = 0;
   // Each caller of a shared call gets a Response of its own, of the runtime's fetch API (its Response over a string is
   // a few objects; Node's own builds a web stream: 24 µs per request in a CPU profile).
   let ResponseOf: typeof Response = Response;
@@ -287,10 +292,10 @@ export function useQueryCancellation(): GatewayPlugin {
     if (open.length === 1) calls.delete(call.key);
     else open.splice(open.indexOf(call), 1);
   };
-  const join = ({ key, body, headers }: CallIdentity) => calls.get(key)?.find((open) => open.body === body && open.headers === headers);
+  const join = ({ key, body, headers }: CallIdentity) => calls.get(key)?.find((open) => open.body === body && open.headers === headers && open.writes === writes);
   const start = (send: (init: RequestInit) => Promise<Response>, init: RequestInit, identity: CallIdentity): SharedCall => {
     const controller = new AbortController();
-    const call: SharedCall = { ...identity, callers: 0, closed: false, controller, response: send({ ...init, signal: controller.signal }) };
+    const call: SharedCall = { ...identity, callers: 0, closed: false, controller, writes, response: send({ ...init, signal: controller.signal }) };
     call.response.catch(() => close(call)); // each caller sees the failure through its own await
     const open = calls.get(call.key);
     if (open) open.push(call);
@@ -300,6 +305,14 @@ export function useQueryCancellation(): GatewayPlugin {
   return {
     onYogaInit({ yoga }) {
       ResponseOf = yoga.fetchAPI.Response;
+    },
+    onExecute({ args }) {
+      if (!hasOperation(args.document, 'mutation')) return undefined;
+      return {
+        onExecuteDone() {
+          writes++;
+        },
+      };
     },
     onFetch({ options, context, executionRequest, fetchFn, setFetchFn }) {
       if (!executionRequest || !hasOperation(executionRequest.document, 'query') || typeof options.body !== 'string') return;

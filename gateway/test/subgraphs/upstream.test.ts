@@ -82,8 +82,7 @@ describe('the subgraph call timeout', () => {
 
 describe('the calls useQueryCancellation lets through', () => {
   /** A fetch through the plugin, as the HTTP executor makes it: with its transport's dispose signal. */
-  function fetchThrough(send: (init: RequestInit) => Promise<Response>, dispose: AbortSignal, client?: AbortSignal) {
-    const cancellation = useQueryCancellation();
+  function fetchThrough(send: (init: RequestInit) => Promise<Response>, dispose: AbortSignal, client?: AbortSignal, cancellation = useQueryCancellation()) {
     return (body: string) => {
       let fetchFn = (_url: string, init: RequestInit) => send(init);
       const context = client ? { request: { signal: client } } : {};
@@ -122,5 +121,26 @@ describe('the calls useQueryCancellation lets through', () => {
     dispose.abort(new Error('disposed'));
     for (const error of await Promise.all(waiting)) expect((error as Error).message).toBe('disposed');
     expect(sent?.aborted).toBe(true);
+  });
+
+  it('share a query in flight, but never one sent before a write since answered (read-your-writes)', async () => {
+    const cancellation = useQueryCancellation();
+    const sent: ((response: Response) => void)[] = [];
+    const fetch = fetchThrough(() => new Promise<Response>((resolve) => sent.push(resolve)), new AbortController().signal, undefined, cancellation);
+    const body = JSON.stringify({ query: '{ orders { id status } }' });
+    const before = [fetch(body), fetch(body)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toHaveLength(1);
+    // A write's execution ends (its answer about to leave); the next identical query is sent anew.
+    const write = cancellation.onExecute?.({ args: { document: parse('mutation { cancelOrder(id: "o-1") { id } }') } } as never) as { onExecuteDone?: () => void } | undefined;
+    write?.onExecuteDone?.();
+    const after = fetch(body);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toHaveLength(2);
+    sent[0]!(new Response('before'));
+    sent[1]!(new Response('after'));
+    expect(await Promise.all([...before, after].map(async (answer) => (await answer).text()))).toEqual(['before', 'before', 'after']);
+    // A query's execution counts as no write.
+    expect(cancellation.onExecute?.({ args: { document: parse('{ orders { id } }') } } as never)).toBeUndefined();
   });
 });
