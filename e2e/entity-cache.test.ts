@@ -169,6 +169,17 @@ describe('the entity cache', () => {
     expect(await ask(one, ORDERS, { id: ALICE }, alice)).toEqual(await ask(plainUrl, ORDERS, { id: ALICE }, alice));
   });
 
+  it("asks the subgraphs for a mutation's whole answer: the write may have changed what it nests", async () => {
+    const users = { subgraph: 'users', type: 'User' };
+    const looked = async () => (await lookups(supergraph.url, { ...users, result: 'hit' })) + (await lookups(supergraph.url, { ...users, result: 'miss' }));
+    await ask(supergraph.url, `{ user(id: "${ALICE}") { orders(limit: 1) { user { name email } } } }`, {}, alice);
+    const before = await looked();
+    const body = await ask(supergraph.url, 'mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id user { name email } } }', { items: [{ productId: product(15), quantity: 1 }] }, alice);
+    expect(body.errors).toBeUndefined();
+    expect(body.data!['createOrder'].user.email).toMatch(/@/);
+    expect(await looked()).toBe(before);
+  });
+
   it("holds an order line's product as a reference: dropping every product leaves the orders cached", async () => {
     const BOB = toGlobalId('User', 'user-0002');
     for (let i = 0; i < 2; i++) await ask(supergraph.url, ORDERS, { id: BOB }, bob);

@@ -466,7 +466,10 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
         }) as Executor);
         return;
       }
+      // A query's fetches only: a subscription's events, and the fetches completing a mutation's answer (whose
+      // entities the write may have changed, the bump still to come), always ask their subgraphs.
       if (executionRequest.operationType !== 'query' || executionRequest.info?.operation?.operation === 'subscription') return;
+      if (executionRequest.context && mutationFetches.has(executionRequest.context)) return;
       const shape = shapeOf(executionRequest.document, subgraphName);
       if (shape.kind === 'uncached' || (shape.kind === 'root' && shape.policy.maxAge <= 0)) return;
       setExecutor(((request: ExecutionRequest) => {
