@@ -3,10 +3,10 @@
 import {
   Kind,
   getNamedType,
-  isListType,
-  isNonNullType,
   isAbstractType,
   isCompositeType,
+  isListType,
+  isNonNullType,
   isObjectType,
   isUnionType,
   type DocumentNode,

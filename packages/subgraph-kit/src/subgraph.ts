@@ -12,12 +12,12 @@ import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
 import type { Registry } from 'prom-client';
 import {
   ErrorCode,
+  INVALIDATION_EXTENSION,
   InvalidTokenError,
   REQUEST_ID_HEADER,
   authSettings,
   createMetricsRegistry,
   createTokenVerifier,
-  INVALIDATION_EXTENSION,
   currentRequest,
   datastoreOperationsCounter,
   declaredInvalidations,

@@ -173,6 +173,20 @@ describe('_searchProducts', () => {
   });
 });
 
+describe("what a write tells the gateway's entity cache", () => {
+  it('names the product each committed write changed in extensions.invalidation, and nothing for a refused one', async () => {
+    const named = (id: string) => [{ kind: 'entity', subgraph: 'catalog', type: 'Product', key: { id } }];
+    const created = await graphql(url, createMutation, { variables: { input: { name: 'Named Lamp', price: 10 } }, token: admin });
+    const id = created.body.data?.createProduct.id as string;
+    expect(created.body.extensions?.['invalidation']).toEqual(named(id));
+    const updated = await graphql(url, updateMutation, { variables: { id, input: { name: 'Renamed Lamp' } }, token: admin });
+    expect(updated.body.extensions?.['invalidation']).toEqual(named(id));
+    const refused = await graphql(url, updateMutation, { variables: { id, input: { name: 'x' } }, token: alice });
+    expect(codes(refused.body)).toEqual(['FORBIDDEN']);
+    expect(refused.body.extensions?.['invalidation']).toBeUndefined();
+  });
+});
+
 describe('createProduct', () => {
   const valid = { name: 'Travel Kettle', price: 49.99 };
 

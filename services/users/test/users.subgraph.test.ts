@@ -174,6 +174,8 @@ describe('createUser', () => {
     const { body } = await graphql(url, mutation, { variables: { input: { email: 'New.Person@Example.com', name: 'New Person' } }, token: admin });
     expect(body.data?.createUser).toMatchObject({ email: 'new.person@example.com', name: 'New Person', role: 'USER' });
     expect(body.data?.createUser.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    // For the gateway's entity cache: the new user, so the lists of users it may join are dropped.
+    expect(body.extensions?.['invalidation']).toEqual([{ kind: 'entity', subgraph: 'users', type: 'User', key: { id: body.data?.createUser.id } }]);
   });
 
   it('refuses a taken email, whatever its case, with EMAIL_TAKEN', async () => {
