@@ -242,9 +242,11 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
               const draw = next();
               const sent = context as { draw?: Draw; shows?: ReadonlyMap<string, string> | undefined };
               sent.draw = draw;
-              // What a read of a user's orders must show of the writes answered before it is sent.
-              const ordersOf = draw.kind === 'read' ? shapes[draw.shape]!.ordersOf : undefined;
-              sent.shows = ordersOf && draw.kind === 'read' ? ordersWritten?.expectedOrders(ordersOf.user(shapes[draw.shape]!.variants[draw.variant]!)) : undefined;
+              if (draw.kind === 'read') {
+                // What a read of a user's orders must show of the writes answered before it is sent.
+                const { ordersOf, variants } = shapes[draw.shape]!;
+                sent.shows = ordersOf && ordersWritten?.expectedOrders(ordersOf.user(variants[draw.variant]!));
+              }
               // Copies: autocannon writes Content-Length into the headers it is given.
               if (draw.kind === 'read') return { ...request, headers: { ...viewers[shapes[draw.shape]!.viewer] }, body: bodies[draw.shape]![draw.variant]! };
               return { ...request, headers: { ...viewers.users.get(draw.write.user)! }, body: writeBody(draw.write) };
