@@ -19,7 +19,7 @@ import { SECRET, builtEntry, imageEnv, machineLine, prepareRun, start, startSeed
 import { startFlags } from '../scripts/deployment-files.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
-import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type Outcome, type Write } from './workloads.js';
+import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type OrdersRead, type Outcome, type Write } from './workloads.js';
 import { GATEWAYS_HELP, GATEWAYS_OPTIONS, selectScenarios } from './gateways-options.js';
 
 const { values: options } = parseArgs({ options: GATEWAYS_OPTIONS });
@@ -130,6 +130,8 @@ interface Loaded {
   writes?: number;
   /** Of the mismatches, reads of a user's orders that missed a write of theirs answered before they were sent. */
   staleReads?: number;
+  /** The first few stale reads, described (OrderWrites.describeStale). */
+  stale?: string[];
 }
 
 /** A scenario whose answers every gateway has given identically, ready to be put under load. */
@@ -222,7 +224,7 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
       const ordersWritten = writes ? new OrderWrites(writes) : undefined;
       const next = drawer(scenario.workload, seededRandom(DRAW_SEED), ordersWritten);
       const expected = expectations.get(gateway.name)!;
-      const tally = { mismatches: 0, graphqlErrors: 0, writes: 0, staleReads: 0 };
+      const tally = { mismatches: 0, graphqlErrors: 0, writes: 0, staleReads: 0, stale: [] as string[] };
       const count = (outcome: Outcome) => {
         // A stale read is a differing body too: the table's count holds it, the round's line names it.
         if (outcome === 'differs' || outcome === 'stale') tally.mismatches++;
@@ -240,8 +242,9 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
           {
             setupRequest: (request, context) => {
               const draw = next();
-              const sent = context as { draw?: Draw; shows?: ReadonlyMap<string, string> | undefined };
+              const sent = context as { draw?: Draw; shows?: OrdersRead | undefined; sentAt?: number };
               sent.draw = draw;
+              sent.sentAt = performance.now();
               if (draw.kind === 'read') {
                 // What a read of a user's orders must show of the writes answered before it is sent.
                 const { ordersOf, variants } = shapes[draw.shape]!;
@@ -252,7 +255,7 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
               return { ...request, headers: { ...viewers.users.get(draw.write.user)! }, body: writeBody(draw.write) };
             },
             onResponse: (status, body, context) => {
-              const { draw, shows } = context as { draw?: Draw; shows?: ReadonlyMap<string, string> };
+              const { draw, shows, sentAt } = context as { draw?: Draw; shows?: OrdersRead; sentAt: number };
               // autocannon counts a status other than 2xx as an error itself.
               if (status !== 200) {
                 if (draw?.kind === 'write') ordersWritten!.release(draw.write);
@@ -266,13 +269,16 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
               }
               const outcome = checkResponse(expected[draw.shape]![draw.variant]!, body);
               const ordersOf = shapes[draw.shape]!.ordersOf;
-              count(outcome === 'same' && shows && ordersOf ? OrderWrites.shows(shows, body, ordersOf.limit) : outcome);
+              const read = outcome === 'same' && shows && ordersOf ? ordersWritten!.check(shows, body, ordersOf.limit) : outcome;
+              // The first few stale reads of a run are printed in full: a count alone does not say where to look.
+              if (read === 'stale' && tally.stale.length < 3) tally.stale.push(ordersWritten!.describeStale(shows!, body, ordersOf!.limit, sentAt));
+              count(read);
             },
           },
         ],
       });
-      const { writes: written, staleReads, ...outcomes } = tally;
-      return { result, ...outcomes, ...(ordersWritten ? { writes: written, staleReads } : {}) };
+      const { writes: written, staleReads, stale, ...outcomes } = tally;
+      return { result, ...outcomes, ...(ordersWritten ? { writes: written, staleReads, stale } : {}) };
     },
   };
 }
@@ -346,7 +352,7 @@ async function main() {
           const total = totals.get(gateway.name)!;
           const [cpu0, subgraphCpu0, store0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(), await storeCalls()];
           const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
-          const { result, mismatches, graphqlErrors, writes, staleReads } = await load(gateway, DURATION);
+          const { result, mismatches, graphqlErrors, writes, staleReads, stale } = await load(gateway, DURATION);
           clearInterval(sampler);
           total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!));
           const requests = result.requests.total;
@@ -366,6 +372,7 @@ async function main() {
             `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
               `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}`,
           );
+          for (const read of stale ?? []) console.log(`    stale read: ${read}`);
         }
       }
       for (const gateway of gateways) {

@@ -108,11 +108,23 @@ interface WrittenOrder {
  * run, so no two requests in flight touch one order (that would be a conflict, not a gateway's fault); an order
  * updated goes back once its answer is in, one cancelled does not.
  */
+/** What a read of one user's orders must show, taken as it is sent (OrderWrites.expectedOrders). */
+export interface OrdersRead {
+  user: string;
+  /** Each order of theirs written in this run, by the status its write was answered with. */
+  expected: ReadonlyMap<string, string>;
+  /** How many writes of theirs had been sent when the read was: one sent later may overtake it. */
+  writesSent: number;
+}
+
 export class OrderWrites {
   private readonly placed: { id: string; user: string }[] = [];
-  /** Per user: writes sent and not yet answered, and the status each order of theirs written in this run was answered with. */
+  /** Per user: writes sent and not yet answered, writes sent in all, and the status each order of theirs written in this run was answered with. */
   private readonly inFlight = new Map<string, number>();
+  private readonly sent = new Map<string, number>();
   private readonly answered = new Map<string, Map<string, string>>();
+  /** When each order's latest write was answered (performance.now()), for describeStale. */
+  private readonly answeredAt = new Map<string, number>();
 
   constructor(private readonly writes: Writes) {}
 
@@ -120,6 +132,7 @@ export class OrderWrites {
     const user = pick(this.writes.users, random);
     const write = this.draw(user, random);
     this.inFlight.set(write.user, (this.inFlight.get(write.user) ?? 0) + 1);
+    this.sent.set(write.user, (this.sent.get(write.user) ?? 0) + 1);
     return write;
   }
 
@@ -130,27 +143,47 @@ export class OrderWrites {
   }
 
   /**
-   * What a read of `user`'s orders sent now must show (each order written in this run, by status); undefined while
-   * a write of theirs is in flight, when either answer would be right.
+   * What a read of `user`'s orders sent now must show; undefined while a write of theirs is in flight, when either
+   * answer would be right.
    */
-  expectedOrders(user: string): ReadonlyMap<string, string> | undefined {
+  expectedOrders(user: string): OrdersRead | undefined {
     if ((this.inFlight.get(user) ?? 0) > 0) return undefined;
-    return new Map(this.answered.get(user));
+    return { user, expected: new Map(this.answered.get(user)), writesSent: this.sent.get(user) ?? 0 };
   }
 
   /**
-   * Whether a read of a user's orders shows what `expected` says. Their orders come newest first, up to the page's
-   * `limit`: a full page may leave older ones out, but never shows one with another status.
+   * Whether a read's answer shows what it must. Their orders come newest first, up to the page's `limit`: a full page
+   * may leave older ones out, but never shows one with another status. A write of theirs sent after the read ran
+   * beside it and may have overtaken it (a cancel landing before the read reached the orders subgraph): either answer
+   * is right then, and the read is not held to the older one.
    */
-  static shows(expected: ReadonlyMap<string, string>, body: string, limit: number): Outcome {
+  check(read: OrdersRead, body: string, limit: number): Outcome {
+    if ((this.sent.get(read.user) ?? 0) !== read.writesSent) return 'same';
+    return OrderWrites.missed(read.expected, body, limit) ? 'stale' : 'same';
+  }
+
+  /** The first order a read should have shown as `expected` says and did not: its id, the status expected and the one shown. */
+  private static missed(expected: ReadonlyMap<string, string>, body: string, limit: number) {
     const orders = (parsed(body)?.data?.['user'] as { orders?: { id: string; status: string }[] } | null | undefined)?.orders;
-    if (!Array.isArray(orders)) return 'same';
+    if (!Array.isArray(orders)) return undefined;
     const listed = new Map(orders.map((order) => [order.id, order.status]));
     for (const [id, status] of expected) {
       const shown = listed.get(id);
-      if (shown === undefined ? orders.length < limit : shown !== status) return 'stale';
+      if (shown === undefined ? orders.length < limit : shown !== status) return { id, status, shown, listed: orders.length };
     }
-    return 'same';
+    return undefined;
+  }
+
+  /**
+   * A stale read in words, to find its cause: the order it missed, what its write was answered with and how long
+   * before the read was sent, and what the read showed instead.
+   */
+  describeStale(read: OrdersRead, body: string, limit: number, sentAt: number): string {
+    const miss = OrderWrites.missed(read.expected, body, limit);
+    if (!miss) return `${read.user}: not stale`;
+    const answeredAt = this.answeredAt.get(miss.id);
+    const before = answeredAt === undefined ? '?' : (sentAt - answeredAt).toFixed(1);
+    return `${read.user}: order ${miss.id} answered ${miss.status} ${before} ms before the read was sent, which showed ${miss.shown ?? 'no such order'} (${miss.listed} orders listed)`;
   }
 
   /** A write answered with another HTTP status than 200: its user's reads are checked again. */
@@ -172,6 +205,7 @@ export class OrderWrites {
     if (write.op !== 'cancel' && lines(order.items) !== lines(write.items.map((item) => ({ quantity: item.quantity, product: { id: item.productId } })))) return 'differs';
     const answered = this.answered.get(write.user) ?? new Map<string, string>();
     this.answered.set(write.user, answered.set(order.id, order.status));
+    this.answeredAt.set(order.id, performance.now());
     if (write.op !== 'cancel') this.placed.push({ id: order.id, user: write.user });
     return 'same';
   }
