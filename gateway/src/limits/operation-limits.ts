@@ -16,7 +16,9 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLArgument,
   type GraphQLField,
+  type GraphQLNamedType,
   type GraphQLResolveInfo,
   type GraphQLSchema,
   type SelectionSetNode,
@@ -178,16 +180,27 @@ const weightOf = (directives: Record<string, unknown[] | undefined>): number | u
   return typeof weight === 'number' ? weight : undefined;
 };
 
+/**
+ * A schema element's directives, read once: getDirectiveExtensions builds them anew on every call, and a request's
+ * cost visits every field it selects. Keyed by the element, which belongs to one schema and goes with it.
+ */
+const directivesRead = new WeakMap<object, Record<string, unknown[] | undefined>>();
+function directivesOf(element: GraphQLField<unknown, unknown> | GraphQLArgument | GraphQLNamedType, schema: GraphQLSchema): Record<string, unknown[] | undefined> {
+  let directives = directivesRead.get(element);
+  if (!directives) directivesRead.set(element, (directives = getDirectiveExtensions(element, schema)));
+  return directives;
+}
+
 /** A field's own weight: its @cost, else its type's @cost, else 1 (every field costs 1, scalars included). */
 function fieldWeight(schema: GraphQLSchema, field: GraphQLField<unknown, unknown>): number {
-  return weightOf(getDirectiveExtensions(field, schema)) ?? weightOf(getDirectiveExtensions(getNamedType(field.type), schema)) ?? 1;
+  return weightOf(directivesOf(field, schema)) ?? weightOf(directivesOf(getNamedType(field.type), schema)) ?? 1;
 }
 
 /** The @cost weights of the arguments the document gives. */
 function argumentsWeight(schema: GraphQLSchema, field: GraphQLField<unknown, unknown>, node: FieldNode): number {
   let weight = 0;
   for (const argument of field.args) {
-    if (node.arguments?.some((given) => given.name.value === argument.name)) weight += weightOf(getDirectiveExtensions(argument, schema)) ?? 0;
+    if (node.arguments?.some((given) => given.name.value === argument.name)) weight += weightOf(directivesOf(argument, schema)) ?? 0;
   }
   return weight;
 }
@@ -219,7 +232,7 @@ const costEstimator = (schema: GraphQLSchema, fragments: Record<string, Fragment
   ({ type, field, node, args, childComplexity }) => {
     const weight = fieldWeight(schema, field) + argumentsWeight(schema, field, node);
     const unsized = weight + childComplexity;
-    const listSize = getDirectiveExtensions(field, schema)['listSize']?.[0] as ListSize | undefined;
+    const listSize = directivesOf(field, schema)['listSize']?.[0] as ListSize | undefined;
     let size: number | undefined;
     if (listSize) {
       const sliced = (listSize.slicingArguments ?? []).map((name) => args[name] as unknown).filter((value): value is number => typeof value === 'number');
@@ -264,7 +277,7 @@ export function actualCost(): { visit(info: GraphQLResolveInfo, value: unknown):
       fields.set(keyOf(info.path), field);
       const weight = fieldWeight(info.schema, field) + argumentsWeight(info.schema, field, info.fieldNodes[0]!);
       const parent = info.path.prev ? fields.get(keyOf(info.path.prev)) : undefined;
-      const sizedBy = parent && (getDirectiveExtensions(parent, info.schema)['listSize']?.[0] as ListSize | undefined)?.sizedFields;
+      const sizedBy = parent && (directivesOf(parent, info.schema)['listSize']?.[0] as ListSize | undefined)?.sizedFields;
       total += sizedBy?.includes(info.fieldName) && Array.isArray(value) ? weight * value.length : weight;
     },
     total: () => total,
