@@ -83,6 +83,9 @@ export function createRedis(target: RedisTarget | string, logger: Logger, option
     commandTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
+    // Commands issued in one tick of the event loop leave in one write: without it every command was a write(2) of its
+    // own, 7.7 % of the gateway's busy CPU under the benchmark's mixed workload with the entity cache on.
+    enableAutoPipelining: true,
     ...options,
   };
   const secured = (tls: boolean, password: string | undefined): RedisOptions => ({
@@ -110,6 +113,7 @@ export function createRedis(target: RedisTarget | string, logger: Logger, option
     const clusterOptions: ClusterOptions = {
       redisOptions: { ...connection, ...secured(resolved.tls, resolved.password) },
       enableOfflineQueue: connection.enableOfflineQueue ?? true,
+      enableAutoPipelining: true,
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
       ...(connection.maxRetriesPerRequest === null ? {} : { maxRedirections: 16 }),
     };
