@@ -2,8 +2,9 @@
 // an interface or union, or have no ID, and an invalidation must still reach every response holding them.
 import { buildSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { defaultBuildResponseCacheKey } from '@envelop/response-cache';
 import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
-import { indexingEntities } from '../../src/caching/response-cache.js';
+import { indexingEntities, responseCacheKey } from '../../src/caching/response-cache.js';
 
 const schema = buildSchema(/* GraphQL */ `
   type Query { node(id: ID!): Node search: [Result!]! }
@@ -52,5 +53,23 @@ describe('the response cache index', () => {
     const { cache, kept } = filled({ product: [{ typename: 'Query' }, { typename: 'String' }, { typename: 'Product', id: 'p1' }] });
     cache.invalidate([{ typename: 'Query' }, { typename: 'Mutation' }, { typename: 'String' }]);
     expect(kept()).toEqual(['product']);
+  });
+});
+
+describe('the response cache key', () => {
+  it("is upstream's key, so replicas of either build share entries, computed without waiting", async () => {
+    const params = {
+      documentString: 'query Product($id: ID!, $at: Int) { product(id: $id) { id name } }',
+      operationName: 'Product',
+      // Keys in another order and a nested object: the variables are hashed with their keys sorted.
+      variableValues: { at: 3, id: 'UHJvZHVjdDpwcm9kdWN0LTAwMDE', filter: { b: [1, 2], a: 'ü' } },
+      sessionId: null,
+      request: new Request('http://gateway/graphql'),
+      context: {},
+    };
+    const ours = responseCacheKey(params);
+    expect(typeof ours).toBe('string');
+    expect(ours).toBe(await defaultBuildResponseCacheKey(params));
+    expect(responseCacheKey({ ...params, variableValues: { ...params.variableValues, at: 4 } })).not.toBe(ours);
   });
 });
