@@ -263,5 +263,34 @@ describe('operations endpoints', () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready' });
     expect(await (await fetch(`${base}/metrics`)).text()).toContain('graphql_request_duration_seconds');
+    const head = await fetch(`${base}/healthz`, { method: 'HEAD' });
+    expect([head.status, await head.text()]).toEqual([200, '']);
+  });
+
+  it('refuses what is not a GraphQL call with a code, its request ID, and the right status', async () => {
+    const base = url.replace('/graphql', '');
+    const refusal = async (response: Response) => {
+      const body = (await response.json()) as { errors: { extensions: Record<string, unknown> }[] };
+      expect(body.errors[0]!.extensions['requestId']).toBe(response.headers.get('x-request-id'));
+      return [response.status, body.errors[0]!.extensions['code']];
+    };
+    const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${alice}`, ...headers }, body, duplex: 'half' } as RequestInit);
+    expect(await refusal(await post('{"query": "{ __typename }"'))).toEqual([400, 'BAD_REQUEST']);
+    const large = JSON.stringify({ query: `{ __typename } # ${'x'.repeat(1024 * 1024)}` });
+    expect(await refusal(await post(large))).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    // Chunked, with no Content-Length to refuse it by: counted as it arrives.
+    const chunked = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(large));
+        controller.close();
+      },
+    });
+    expect(await refusal(await post(chunked as unknown as BodyInit))).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    expect(await refusal(await post('{}', { 'content-encoding': 'gzip' }))).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    expect(await refusal(await fetch(`${base}/nothing`))).toEqual([404, 'NOT_FOUND']);
+    expect(await refusal(await fetch(`${base}/healthz`, { method: 'POST' }))).toEqual([404, 'NOT_FOUND']);
+    // And the subgraph still answers.
+    expect((await graphql(url, '{ __typename }', { token: alice })).body).toEqual({ data: { __typename: 'Query' } });
   });
 });
