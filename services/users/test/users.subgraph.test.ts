@@ -267,6 +267,30 @@ describe('operations endpoints', () => {
     expect([head.status, await head.text()]).toEqual([200, '']);
   });
 
+  it("answers in the media type each Accept header chooses, as Apollo Server negotiates it", async () => {
+    const answer = async (accept: string | undefined) => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${alice}`, ...(accept === undefined ? {} : { accept }) },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      await response.arrayBuffer();
+      return `${response.status} ${response.headers.get('content-type')}`;
+    };
+    const json = '200 application/json; charset=utf-8';
+    const graphqlResponse = '200 application/graphql-response+json; charset=utf-8';
+    // The gateway's (Hive's HTTP executor), twice: the second from what the kit negotiated before.
+    expect(await answer('application/graphql-response+json, application/json, multipart/mixed')).toBe(graphqlResponse);
+    expect(await answer('application/graphql-response+json, application/json, multipart/mixed')).toBe(graphqlResponse);
+    expect(await answer(undefined)).toBe(json);
+    expect(await answer('*/*')).toBe(json);
+    expect(await answer('application/json')).toBe(json);
+    expect(await answer('application/json;q=0.5, application/graphql-response+json')).toBe(graphqlResponse);
+    expect(await answer('application/*')).toBe(json);
+    expect(await answer('application/json; callbackSpec=1.0')).toBe('200 application/json; callbackSpec=1.0; charset=utf-8');
+    expect(await answer('text/html')).toMatch(/^406 /);
+  });
+
   it('refuses what is not a GraphQL call with a code, its request ID, and the right status', async () => {
     const base = url.replace('/graphql', '');
     const refusal = async (response: Response) => {
