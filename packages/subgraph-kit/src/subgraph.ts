@@ -213,7 +213,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | 'too la
     };
     req.on('data', onData);
     req.once('end', () => resolve(Buffer.concat(chunks, length).toString('utf8')));
+    // After 'end' these change nothing: a promise settles once.
     req.once('error', () => resolve('aborted'));
+    req.once('close', () => resolve('aborted'));
   });
 }
 
@@ -297,9 +299,8 @@ export async function createSubgraphService<TContext extends BaseContext>(
     }
   };
 
-  // What @as-integrations/express5 did, without express: Apollo Server is handed the request's method, headers, query
-  // string and parsed JSON body, and its answer is written back as it comes. Express's router, body parser and response
-  // helpers were 12 % of a subgraph's CPU under the benchmark's (d).
+  // What @as-integrations/express5 did, without express (docs/operating.md says what that saves): Apollo Server is
+  // handed the request's method, headers, query string and parsed JSON body, and its answer is written as it comes.
   const serveGraphQL = async (req: IncomingMessage, res: ServerResponse, search: string) => {
     let body: unknown;
     if (req.method === 'POST' && isJson(req.headers['content-type'])) {
