@@ -2,6 +2,7 @@
 // supergraph's @cacheControl hints (cache-control.ts reads them), its authorization directives and the settings.
 import {
   Kind,
+  parse,
   getNamedType,
   isAbstractType,
   isCompositeType,
@@ -79,13 +80,16 @@ export function entityKeys(schema: GraphQLSchema): EntityKeys {
       if (directive.name.value !== 'join__type') continue;
       const key = directive.arguments?.find((argument) => argument.name.value === 'key')?.value;
       if (key?.kind !== Kind.STRING) continue;
-      const fields = keys.get(type.name) ?? new Set<string>();
-      let depth = 0;
-      for (const token of key.value.split(/([{}\s])/)) {
-        if (token === '{') depth++;
-        else if (token === '}') depth--;
-        else if (depth === 0 && token.trim()) fields.add(token.trim());
+      // A key is a selection set without its braces: graphql's own parser reads it, nested fields and comments too. One
+      // that does not parse names no field, and nothing of the type is taken for a reference.
+      let selected: OperationDefinitionNode | undefined;
+      try {
+        selected = parse(`{ ${key.value} }`).definitions[0] as OperationDefinitionNode;
+      } catch {
+        continue;
       }
+      const fields = keys.get(type.name) ?? new Set<string>();
+      for (const field of selected.selectionSet.selections) if (field.kind === Kind.FIELD) fields.add(field.name.value);
       keys.set(type.name, fields);
     }
   }

@@ -7,17 +7,14 @@ import { ErrorCode, SIGNATURE_EXTENSION, signOperation } from '@ordergraph/core'
 
 export { SIGNATURE_EXTENSION, signOperation };
 
-/** An operation as a subgraph receives it (an HTTP body or a graphql-ws subscribe payload); nothing in it is trusted. */
-export interface ReceivedOperation {
-  query?: unknown;
-  variables?: unknown;
-  extensions?: unknown;
-}
-
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Whether `operation` carries a signature made with `secret` over its own query and variables. */
-export function isSignedWith(secret: string, operation: ReceivedOperation): boolean {
+/**
+ * Whether `operation` carries a signature made with `secret` over its own query and variables. Anything received may
+ * be passed: a body that is not an object (an array, a string, nothing) is not signed.
+ */
+export function isSignedWith(secret: string, operation: unknown): boolean {
+  if (!isRecord(operation)) return false;
   const signature = isRecord(operation.extensions) ? operation.extensions[SIGNATURE_EXTENSION] : undefined;
   if (typeof signature !== 'string' || typeof operation.query !== 'string') return false;
   if (operation.variables !== undefined && operation.variables !== null && !isRecord(operation.variables)) return false;

@@ -56,5 +56,7 @@ describe('subgraph operation signatures', () => {
     expect(isSignedWith(SECRET, { ...sent, extensions: { [SIGNATURE_EXTENSION]: 'AAAA' } })).toBe(false);
     expect(isSignedWith(SECRET, { ...sent, variables: ['not', 'an', 'object'] })).toBe(false);
     expect(isSignedWith(SECRET, {})).toBe(false);
+    // A body that is not an object at all: a batch, a string, JSON's null.
+    for (const body of [[sent], JSON.stringify(sent), null, undefined]) expect(isSignedWith(SECRET, body)).toBe(false);
   });
 });
