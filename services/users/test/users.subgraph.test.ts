@@ -317,4 +317,22 @@ describe('operations endpoints', () => {
     // And the subgraph still answers.
     expect((await graphql(url, '{ __typename }', { token: alice })).body).toEqual({ data: { __typename: 'Query' } });
   });
+
+  it('answers hostile bodies under 1 MB with a 400 while other calls are answered beside them', async () => {
+    const post = (body: string) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${alice}`, 'apollo-require-preflight': 'true' }, body });
+    const hostile = [
+      '['.repeat(500_000) + ']'.repeat(500_000), // nested half a million deep
+      JSON.stringify({ ['q'.repeat(900_000)]: 1 }), // one huge name
+      JSON.stringify({ query: `{ ${'__typename '.repeat(80_000)}}` }).slice(0, -1), // cut short
+      JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]), // a batch: not served
+      '"{ __typename }"', // a string, not an object
+    ];
+    const [answers, beside] = await Promise.all([
+      Promise.all(hostile.map(async (body) => (await post(body)).status)),
+      graphql(url, '{ __typename }', { token: alice }),
+    ]);
+    expect(answers).toEqual([400, 400, 400, 400, 400]);
+    expect(beside.body).toEqual({ data: { __typename: 'Query' } });
+  });
 });
