@@ -3,6 +3,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGatewayRuntime } from '@graphql-hive/gateway-runtime';
+import httpTransport from '@graphql-mesh/transport-http';
+import wsTransport from '@graphql-mesh/transport-ws';
 import {
   INTERNAL_ERROR_MESSAGE,
   REQUEST_ID_HEADER,
@@ -90,6 +92,10 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
     gracefulSchemaReload: { drainTimeout: config.SUPERGRAPH_DRAIN_TIMEOUT },
     transportEntries,
+    // Given, not imported by name at run time: in the bundle (scripts/bundle.ts) a transport loaded that way brings
+    // its own copies of its dependencies, and prints each subgraph query anew instead of sending the planner's text,
+    // which the subgraph signature covers (useSubgraphSignature).
+    transports: { http: httpTransport, ws: wsTransport },
     // No request batching per subgraph: its DataLoader (@graphql-tools/batch-execute) lives as long as the operation's
     // context and caches every request it sends, so an open subscription kept each event's entity fetches until it
     // ended (graphql-hive/gateway#1085). The planner fetches an event's entities of one stream in one call per
