@@ -20,11 +20,11 @@ const compose = parseYaml(read('docker-compose.yml')) as {
 };
 const rootPackage = JSON.parse(read('package.json')) as { devDependencies: Record<string, string> };
 
-// V8's heap as each process sizes it (docs/operating.md, Memory): the subgraphs' 16 MB semi-spaces and old generation grown 2.5x
-// past what survives a full collection; the gateway's 32 MB semi-spaces (V8 rounds a semi-space up to a power of two: the
-// 24 it was given before was 32 already) and 1.5x (what its requests in flight hold is promoted and dies there).
+// V8's heap as each process sizes it (docs/operating.md, Memory): the subgraphs' 16 MB semi-spaces and old generation
+// grown 2.5x past what survives a full collection; the gateway's 8 MB semi-spaces and 1.5x (what its requests in flight
+// hold is promoted and dies there).
 const subgraphHeap = ['--max-semi-space-size=16', '--heap-growing-percent=150'];
-const gatewayHeap = ['--max-semi-space-size=32', '--heap-growing-percent=50'];
+const gatewayHeap = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
 const deployables = [
   { service: 'users', dir: 'services/users', port: loadUsersConfig({}).PORT, heap: subgraphHeap },
   { service: 'orders', dir: 'services/orders', port: loadOrdersConfig({}).PORT, heap: subgraphHeap },
