@@ -3,8 +3,8 @@
 // production mode, in front of the seeded subgraphs. Every other suite runs the sources; this one holds the bundle to
 // them: the same subgraphs, asked the same things through the bundle and through the sources' gateway, anonymous, as a
 // USER and as an ADMIN, answer the same. Each part loaded on demand is reached once (the @defer planner, the MCP SDK,
-// the WebSocket transport of subscriptions to the orders subgraph), and every subgraph call is signed as the
-// subgraphs require in production.
+// the WebSocket transport of subscriptions to the orders subgraph, OpenTelemetry's SDK and exporter), and every
+// subgraph call is signed as the subgraphs require in production.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { REPO_ROOT } from '@ordergraph/composition';
-import { freePort, graphql, token, waitFor } from '@ordergraph/testkit';
+import { freePort, graphql, startOtlpReceiver, token, waitFor, type OtlpReceiver } from '@ordergraph/testkit';
 import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 import { startFlags } from '../scripts/deployment-files.js';
 
@@ -24,6 +24,7 @@ const ENTRY = join(GATEWAY_DIR, 'dist/index.js');
 const MANIFEST_OPERATIONS = [{ id: 'product', name: 'ProductById', type: 'query', body: 'query ProductById($id: ID!) { product(id: $id) { id name price } }' }];
 
 let supergraph: Supergraph;
+let receiver: OtlpReceiver;
 let bundle: ChildProcess;
 let bundleUrl: string;
 let bundleOutput = '';
@@ -45,6 +46,7 @@ beforeAll(async () => {
   // What the Dockerfile runs in its build stage, for the gateway and the packages it needs.
   await run(join(REPO_ROOT, 'node_modules/.bin/turbo'), ['run', 'build', '--filter=@ordergraph/gateway', '--output-logs=errors-only']);
   dir = mkdtempSync(join(tmpdir(), 'ordergraph-bundle-'));
+  receiver = await startOtlpReceiver();
   const manifest = join(dir, 'manifest.json');
   writeFileSync(manifest, JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: MANIFEST_OPERATIONS }));
   const gatewayEnv = { MCP: 'on', PERSISTED_QUERIES_MANIFEST: manifest };
@@ -65,6 +67,8 @@ beforeAll(async () => {
       JWT_SECRET: SECRET,
       SUBGRAPH_SIGNING_SECRET: TEST_SIGNING_SECRET,
       SUPERGRAPH_PATH: supergraphPath,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -84,7 +88,7 @@ afterAll(async () => {
     bundle.kill('SIGTERM');
     await exited;
   }
-  await supergraph?.stop();
+  await Promise.all([supergraph?.stop(), receiver?.close()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -185,6 +189,23 @@ describe('the built gateway', () => {
     const [bundled, sources] = await Promise.all([tools(bundleUrl), tools(supergraph.url)]);
     expect(bundled.listed).toEqual(['ProductById']);
     expect(bundled).toEqual(sources);
+  });
+
+  it('traces a request: the HTTP span at the root, the operation below it, its subgraph call below that', async () => {
+    const { body } = await graphql(bundleUrl, 'query BundleTraced { products(limit: 1) { id } }');
+    expect(body.errors).toBeUndefined();
+    const operation = () => receiver.spans.find((span) => span.service === 'gateway' && span.name === 'graphql.operation BundleTraced');
+    await waitFor(() => operation() !== undefined, "the bundle's operation span");
+    const trace = () => receiver.spans.filter((span) => span.traceId === operation()!.traceId);
+    const CLIENT = 3;
+    await waitFor(() => trace().some((span) => span.kind === CLIENT), "the bundle's subgraph call span");
+    const root = trace().find((span) => span.parentSpanId === undefined);
+    expect(root).toMatchObject({ service: 'gateway', name: 'POST /graphql' });
+    expect(operation()!.parentSpanId).toBe(root!.spanId);
+    const byId = new Map(trace().map((span) => [span.spanId, span]));
+    const ancestors = (spanId: string | undefined): string[] => (spanId ? [spanId, ...ancestors(byId.get(spanId)?.parentSpanId)] : []);
+    const call = trace().find((span) => span.kind === CLIENT)!;
+    expect(ancestors(call.parentSpanId)).toContain(operation()!.spanId);
   });
 
   it('serves its probes and metrics', async () => {

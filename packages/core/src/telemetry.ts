@@ -67,8 +67,16 @@ type NodeSdkOptions = NonNullable<ConstructorParameters<typeof import('@opentele
  * `exports` map, so the module is reachable); e2e/opentelemetry.test.ts fails if it moves.
  */
 async function exportingProcessors(): Promise<unknown[]> {
-  const { getSpanProcessorsFromEnv } = (await import('@opentelemetry/sdk-node/build/src/utils.js' as string)) as { getSpanProcessorsFromEnv(): unknown[] };
+  const { getSpanProcessorsFromEnv } = commonJs((await import('@opentelemetry/sdk-node/build/src/utils.js' as string)) as { getSpanProcessorsFromEnv(): unknown[] });
   return getSpanProcessorsFromEnv();
+}
+
+/**
+ * A CommonJS module's exports as `import()` gives them: Node names them and also gives them whole as the default export;
+ * a bundle split by esbuild (the gateway's, gateway/scripts/bundle.ts) gives only the default.
+ */
+function commonJs<T extends object>(module: T): T {
+  return (module as { default?: T }).default ?? module;
 }
 
 /**
@@ -87,7 +95,7 @@ export async function startTelemetry(service: string, { instrument, spanProcesso
   }
   if (!settings.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
   const [{ NodeSDK }, otel, instrumentations, exporters] = await Promise.all([
-    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/sdk-node').then(commonJs),
     import('@opentelemetry/api'),
     instrument ? nodeInstrumentations() : Promise.resolve([]),
     spanProcessors.length ? exportingProcessors() : Promise.resolve(undefined),
