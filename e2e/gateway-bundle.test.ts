@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { REPO_ROOT } from '@ordergraph/composition';
-import { freePort, graphql, startOtlpReceiver, token, waitFor, type OtlpReceiver } from '@ordergraph/testkit';
+import { freePort, graphql, startOtlpReceiver, subscribe, token, waitFor, wsClient, type OtlpReceiver } from '@ordergraph/testkit';
 import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 import { startFlags } from '../scripts/deployment-files.js';
 
@@ -175,6 +175,18 @@ describe('the built gateway', () => {
     await reader.cancel();
     expect(creations).toContain(first.data.newOrderCreated.id);
     expect(first.data.newOrderCreated).toMatchObject({ status: 'PENDING', items: [{ quantity: 1, product: { name: expect.any(String) } }] });
+  });
+
+  it('answers over WebSocket (graphql-ws) as the sources do', async () => {
+    const over = async (url: string) => {
+      const client = wsClient(url.replace('http:', 'ws:'), { token: tokens.USER! });
+      const results = await subscribe(client, 'query ($id: ID!) { product(id: $id) { id name price } }', { id: productId(5) }).received(1);
+      client.dispose();
+      return results;
+    };
+    const [bundled, sources] = await Promise.all([over(bundleUrl), over(supergraph.url)]);
+    expect(bundled[0]).toMatchObject({ data: { product: { id: productId(5), name: expect.any(String) } } });
+    expect(bundled).toEqual(sources);
   });
 
   it('offers the manifest as MCP tools, as the sources do', async () => {
