@@ -38,10 +38,11 @@ ARG PORT
 # them; without them node runs on its defaults); an environment variable, so a deployment can change them unrebuilt.
 ARG NODE_FLAGS=""
 ENV NODE_ENV=production PORT=${PORT} NODE_FLAGS=${NODE_FLAGS}
-# node allocates with jemalloc: it gives back what threads free, where glibc's malloc keeps it in per-thread arenas
-# (docs/operating.md, Memory). IMAGE_ENV in scripts/deployment-files.ts; the benchmarks run ours with it too.
+# node allocates with jemalloc: it gives back what threads free, where glibc's malloc keeps it in per-thread arenas,
+# and returns pages freed a second ago rather than ten (docs/operating.md, Memory). IMAGE_ENV in
+# scripts/deployment-files.ts; the benchmarks run ours with it too.
 RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*
-ENV LD_PRELOAD=libjemalloc.so.2
+ENV LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=dirty_decay_ms:1000
 WORKDIR /app
 COPY --from=build --chown=node:node /runtime ./
 # The gateway starts with the repository's supergraph (SUPERGRAPH_PATH's default); a mount replaces it without a

@@ -131,7 +131,7 @@ describe('the Dockerfile', () => {
     const runtime = stages.runtime.lines;
     const install = runtime.indexOf('RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*');
     expect(install).toBeGreaterThan(-1);
-    expect(runtime.indexOf(`ENV LD_PRELOAD=${IMAGE_ENV.LD_PRELOAD}`)).toBeGreaterThan(install);
+    expect(runtime.indexOf(`ENV ${Object.entries(IMAGE_ENV).map(([name, value]) => `${name}=${value}`).join(' ')}`)).toBeGreaterThan(install);
     // Installed as root, before the image drops to the node user.
     expect(install).toBeLessThan(runtime.indexOf('USER node'));
   });
