@@ -3,21 +3,15 @@
 // hand, and the response cache must not change what an anonymous caller's query asks of the subgraphs. Deferred whole
 // (the JavaScript planner's path), each query must add up, part by part, to the same answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembled, graphql, partsOf, token } from '@ordergraph/testkit';
+import { assembled, partsOf, token } from '@ordergraph/testkit';
 import { Kind, parse, print, visit } from 'graphql';
-import { serveShape, type ServedShape } from './federation-shapes/harness.js';
+import { answer, serveShape, type ServedShape } from './federation-shapes/harness.js';
 import { SHAPES } from './federation-shapes/shapes.js';
 
 let tokens: { ADMIN: string; USER: string };
 beforeAll(async () => {
   tokens = { ADMIN: await token('ADMIN', 'user-0000'), USER: await token('USER', 'user-0001') };
 });
-
-/** What the comparison looks at: the data and the error codes, in order. */
-async function answer(url: string, query: string, bearer?: string) {
-  const { body } = await graphql(url, query, bearer ? { token: bearer } : {});
-  return { data: body.data, errorCodes: (body.errors ?? []).map((error) => error.extensions?.['code'] as unknown) };
-}
 
 /** The query with its whole selection deferred: `{ ... @defer { <the query's selections> } }`. */
 const deferredWhole = (query: string): string =>

@@ -5,18 +5,21 @@
 // USER and as an ADMIN, answer the same. Each part loaded on demand is reached once (the @defer planner, the MCP SDK,
 // the WebSocket transport of subscriptions to the orders subgraph, OpenTelemetry's SDK and exporter), and every
 // subgraph call is signed as the subgraphs require in production.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { REPO_ROOT } from '@ordergraph/composition';
-import { freePort, graphql, startOtlpReceiver, subscribe, token, waitFor, wsClient, type OtlpReceiver } from '@ordergraph/testkit';
+import { freePort, graphql, sseClient, startOtlpReceiver, subscribe, token, waitFor, wsClient, type OtlpReceiver } from '@ordergraph/testkit';
 import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 import { startFlags } from '../scripts/deployment-files.js';
+import { answer, serveShape, type ServedShape } from './federation-shapes/harness.js';
+import { SHAPES } from './federation-shapes/shapes.js';
 
 const SECRET = 'gateway-bundle-test-secret-of-32-characters';
 const GATEWAY_DIR = join(REPO_ROOT, 'gateway');
@@ -25,26 +28,46 @@ const MANIFEST_OPERATIONS = [{ id: 'product', name: 'ProductById', type: 'query'
 
 let supergraph: Supergraph;
 let receiver: OtlpReceiver;
-let bundle: ChildProcess;
+let bundle: Bundle;
 let bundleUrl: string;
-let bundleOutput = '';
 let dir: string;
 let tokens: Record<'ANONYMOUS' | 'USER' | 'ADMIN', string | undefined>;
 
-/** Runs a command to its end, failing with its output if it fails. */
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`))));
+interface Bundle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The built bundle as a process of its own, as its image starts it, on `env` (production mode unless it says not). */
+async function startBundle(env: Record<string, string>): Promise<Bundle> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/graphql`;
+  const child: ChildProcess = spawn(process.execPath, [...startFlags('gateway'), ENTRY], {
+    cwd: GATEWAY_DIR,
+    env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk).slice(-8000)));
+  child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk).slice(-8000)));
+  await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`the bundled gateway exited with ${child.exitCode}:\n${output}`);
+    return fetch(url.replace('/graphql', '/readyz')).then((response) => response.ok, () => false);
+  }, 'the bundled gateway ready', 60_000);
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
 
 beforeAll(async () => {
   // What the Dockerfile runs in its build stage, for the gateway and the packages it needs.
-  await run(join(REPO_ROOT, 'node_modules/.bin/turbo'), ['run', 'build', '--filter=@ordergraph/gateway', '--output-logs=errors-only']);
+  await promisify(execFile)(join(REPO_ROOT, 'node_modules/.bin/turbo'), ['run', 'build', '--filter=@ordergraph/gateway', '--output-logs=errors-only'], { cwd: REPO_ROOT });
   dir = mkdtempSync(join(tmpdir(), 'ordergraph-bundle-'));
   receiver = await startOtlpReceiver();
   const manifest = join(dir, 'manifest.json');
@@ -53,41 +76,20 @@ beforeAll(async () => {
   supergraph = await startSupergraph({ env: { NODE_ENV: 'production', JWT_SECRET: SECRET }, gatewayEnv });
   const supergraphPath = join(dir, 'supergraph.graphql');
   writeFileSync(supergraphPath, supergraph.sdl);
-  const port = await freePort();
-  bundleUrl = `http://127.0.0.1:${port}/graphql`;
-  bundle = spawn(process.execPath, [...startFlags('gateway'), ENTRY], {
-    cwd: GATEWAY_DIR,
-    env: {
-      ...process.env,
-      ...gatewayEnv,
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      JWT_SECRET: SECRET,
-      SUBGRAPH_SIGNING_SECRET: TEST_SIGNING_SECRET,
-      SUPERGRAPH_PATH: supergraphPath,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  bundle = await startBundle({
+    ...gatewayEnv,
+    JWT_SECRET: SECRET,
+    SUBGRAPH_SIGNING_SECRET: TEST_SIGNING_SECRET,
+    SUPERGRAPH_PATH: supergraphPath,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
   });
-  bundle.stdout!.on('data', (chunk: Buffer) => (bundleOutput = (bundleOutput + chunk).slice(-8000)));
-  bundle.stderr!.on('data', (chunk: Buffer) => (bundleOutput = (bundleOutput + chunk).slice(-8000)));
-  const ready = () => fetch(bundleUrl.replace('/graphql', '/readyz')).then((response) => response.ok, () => false);
-  await waitFor(async () => {
-    if (bundle.exitCode !== null) throw new Error(`the bundled gateway exited with ${bundle.exitCode}:\n${bundleOutput}`);
-    return ready();
-  }, 'the bundled gateway ready', 60_000);
+  bundleUrl = bundle.url;
   tokens = { ANONYMOUS: undefined, USER: await token('USER', 'user-0001', { secret: SECRET }), ADMIN: await token('ADMIN', 'user-0000', { secret: SECRET }) };
 }, 300_000);
 
 afterAll(async () => {
-  if (bundle && bundle.exitCode === null) {
-    const exited = new Promise((resolve) => bundle.once('exit', resolve));
-    bundle.kill('SIGTERM');
-    await exited;
-  }
+  await bundle?.stop();
   await Promise.all([supergraph?.stop(), receiver?.close()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -141,28 +143,11 @@ describe('the built gateway', () => {
 
   it('delivers a subscription event over SSE from the orders subgraph (over WebSocket)', async () => {
     const signedIn = tokens.USER!;
-    const response = await fetch(bundleUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${signedIn}` },
-      body: JSON.stringify({ query: 'subscription { newOrderCreated { id status items { quantity product { name } } } }' }),
-    });
-    expect(response.status).toBe(200);
-    const reader = response.body!.getReader();
-    let text = '';
-    const event = (async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`the stream ended: ${text}`);
-        text += new TextDecoder().decode(value);
-        const data = /event: next\ndata: (.+)\n/.exec(text);
-        if (data) return JSON.parse(data[1]!) as { data: { newOrderCreated: { id: string; status: string } } };
-      }
-    })();
+    const client = sseClient(bundleUrl, { token: signedIn });
+    const events = subscribe(client, 'subscription { newOrderCreated { id status items { quantity product { name } } } }');
     // The subscription is open at the orders subgraph once an order created now reaches it: create until one does.
-    let delivered = false;
     const creations: string[] = [];
-    void event.then(() => (delivered = true), () => (delivered = true));
-    for (let attempt = 0; !delivered && attempt < 40; attempt++) {
+    for (let attempt = 0; events.results.length === 0 && attempt < 40; attempt++) {
       const { body } = await graphql(bundleUrl, 'mutation ($items: [LineItemInput!]!) { createOrder(input: { items: $items }) { id } }', {
         variables: { items: [{ productId: productId(1), quantity: 1 }] },
         token: signedIn,
@@ -171,10 +156,11 @@ describe('the built gateway', () => {
       creations.push((body.data as { createOrder: { id: string } }).createOrder.id);
       await new Promise((done) => setTimeout(done, 250));
     }
-    const first = await event;
-    await reader.cancel();
-    expect(creations).toContain(first.data.newOrderCreated.id);
-    expect(first.data.newOrderCreated).toMatchObject({ status: 'PENDING', items: [{ quantity: 1, product: { name: expect.any(String) } }] });
+    const [first] = (await events.received(1)) as { data: { newOrderCreated: { id: string } } }[];
+    await events.close();
+    client.dispose();
+    expect(creations).toContain(first!.data.newOrderCreated.id);
+    expect(first!.data.newOrderCreated).toMatchObject({ status: 'PENDING', items: [{ quantity: 1, product: { name: expect.any(String) } }] });
   });
 
   it('answers over WebSocket (graphql-ws) as the sources do', async () => {
@@ -226,5 +212,43 @@ describe('the built gateway', () => {
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/^graphql_request_duration_seconds_count\{/m);
     expect(metrics).toMatch(/^nodejs_heap_size_used_bytes/m);
+  });
+});
+
+// Supergraphs this repository did not design (every Federation 2 directive, e2e/federation-shapes/shapes.ts), served by
+// the bundle in development mode, in front of tiny subgraphs of their own.
+describe.each(SHAPES.map((shape) => [shape.name, shape] as const))('the built gateway on a supergraph of other shapes: %s', (_, shape) => {
+  let served: ServedShape;
+  let shaped: Bundle;
+  let callers: (string | undefined)[];
+  beforeAll(async () => {
+    served = await serveShape(shape);
+    const path = join(dir, `${shape.name.replace(/\W+/g, '-')}.graphql`);
+    writeFileSync(path, served.sdl);
+    shaped = await startBundle({ NODE_ENV: 'development', SUPERGRAPH_PATH: path });
+    callers = [undefined, await token('USER', 'user-0001'), await token('ADMIN', 'user-0000')];
+  }, 120_000);
+  afterAll(async () => {
+    await shaped?.stop();
+    await served?.stop();
+  });
+
+  it('answers each of its queries as expected, anonymous, as a USER and as an ADMIN', async () => {
+    for (const { query, data, errorCodes = [] } of shape.queries) {
+      for (const bearer of callers) expect({ query, answer: await answer(shaped.url, query, bearer) }).toEqual({ query, answer: { data, errorCodes } });
+    }
+  });
+
+  it('refuses a document that explodes only when its fragments are expanded, before any subgraph is asked, and stays responsive', async () => {
+    const levels = 40;
+    const fragments = Array.from({ length: levels }, (_, i) => `fragment f${i} on Query { ...f${i + 1} ...f${i + 1} }`).join(' ');
+    const bomb = `{ ...f0 } ${fragments} fragment f${levels} on Query { __typename }`;
+    for (const calls of served.received.values()) calls.splice(0);
+    expect(await answer(shaped.url, bomb)).toEqual({ data: undefined, errorCodes: ['FIELD_LIMIT_EXCEEDED'] });
+    expect([...served.received.values()].flat()).toEqual([]);
+    // Sent together, the bomb holds nothing up: the other query is answered in full.
+    const [refused, meanwhile] = await Promise.all([answer(shaped.url, bomb), answer(shaped.url, shape.queries[0]!.query)]);
+    expect(refused.errorCodes).toEqual(['FIELD_LIMIT_EXCEEDED']);
+    expect(meanwhile).toEqual({ data: shape.queries[0]!.data, errorCodes: shape.queries[0]!.errorCodes ?? [] });
   });
 });

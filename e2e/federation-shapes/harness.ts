@@ -13,6 +13,7 @@ import { unifiedGraphHandler } from '@graphql-hive/router-runtime';
 import { createLogger } from '@ordergraph/core';
 import { createGateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
+import { graphql } from '@ordergraph/testkit';
 import { parse } from 'graphql';
 
 export interface TinySubgraph {
@@ -40,6 +41,8 @@ export interface ServedShape {
   gateway: string;
   /** The bare runtime's /graphql URL. */
   runtime: string;
+  /** The supergraph both serve. */
+  sdl: string;
   /** The operations each subgraph has received, by subgraph name; tests empty it between requests. */
   received: Map<string, string[]>;
   stop(): Promise<void>;
@@ -90,9 +93,15 @@ export async function serveShape(shape: Shape, gatewayEnv: Record<string, string
       await runtime[Symbol.asyncDispose]();
     });
     const runtimeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-    return { gateway: gatewayUrl, runtime: runtimeUrl, received, stop };
+    return { gateway: gatewayUrl, runtime: runtimeUrl, sdl, received, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** What the suites compare: the data and the error codes, in order. */
+export async function answer(url: string, query: string, bearer?: string) {
+  const { body } = await graphql(url, query, bearer ? { token: bearer } : {});
+  return { data: body.data, errorCodes: (body.errors ?? []).map((error) => error.extensions?.['code'] as unknown) };
 }
