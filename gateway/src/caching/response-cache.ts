@@ -381,8 +381,17 @@ export const responseCacheKey: BuildResponseCacheKeyFunction = (params) =>
 // rate limit first, has run.
 export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPlugin {
   let schema: GraphQLSchema | undefined;
+  const store = indexingEntities(options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(), () => schema);
+  // The plugin starts a mutation's invalidation and does not wait for it: responses wait here (onResponse) for those
+  // started, so that no read after a write's answer, through any replica, finds what the write changed.
+  const invalidations = new Set<Promise<void>>();
+  const invalidate: Cache['invalidate'] = (entities) => {
+    const done: Promise<void> = Promise.resolve(store.invalidate(entities)).finally(() => invalidations.delete(done));
+    invalidations.add(done);
+    return done;
+  };
   const { onRequest: _answeredTooEarly, ...cache } = useResponseCache({
-    cache: indexingEntities(options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(), () => schema),
+    cache: { ...store, invalidate },
     // Everyone shares one public cache; authenticated queries never reach it (enabled below).
     session: () => null,
     enabled: (request, context) => options.cacheable(request, context) || options.mutates(context),
@@ -406,5 +415,9 @@ export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPl
   const onSchemaChange: GatewayPlugin['onSchemaChange'] = (payload) => {
     schema = payload.schema;
   };
-  return { ...cache, onPluginInit, onSchemaChange, onResponse: answerConditionalRequest } as GatewayPlugin;
+  const onResponse: GatewayPlugin['onResponse'] = async (payload) => {
+    if (invalidations.size > 0) await Promise.all(invalidations);
+    await answerConditionalRequest!(payload);
+  };
+  return { ...cache, onPluginInit, onSchemaChange, onResponse } as GatewayPlugin;
 }
