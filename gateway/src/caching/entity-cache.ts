@@ -245,6 +245,18 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     labelNames: ['subgraph', 'type', 'result'],
     registers: [options.registry],
   });
+  /** Counts a fetch's lookups with one increment per type and result: prom-client hashes the labels on every one. */
+  const countLookups = (subgraph: string, positions: readonly number[], typeOf: (i: number) => string, resultOf: (i: number) => string) => {
+    const counts = new Map<string, Map<string, number>>();
+    for (const i of positions) {
+      const result = resultOf(i);
+      let byType = counts.get(result);
+      if (!byType) counts.set(result, (byType = new Map()));
+      const type = typeOf(i);
+      byType.set(type, (byType.get(type) ?? 0) + 1);
+    }
+    for (const [result, byType] of counts) for (const [type, count] of byType) lookups.inc({ subgraph, type, result }, count);
+  };
   const invalidations = new Counter({
     name: 'gateway_entity_cache_invalidations_total',
     help: "Entity cache invalidations: by what a mutation's subgraphs declared it changed, by a mutation's result (nothing declared), or by a purge; done or failed",
@@ -301,7 +313,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     if (cacheable.length === 0) return executor(request);
     const stamps = await store.stamps(cacheable.map((i) => plans[i]!.dependencies));
     if (!stamps) {
-      for (const i of cacheable) lookups.inc({ subgraph, type: plans[i]!.type, result: 'unavailable' });
+      countLookups(subgraph, cacheable, (i) => plans[i]!.type, () => 'unavailable');
       return executor(request);
     }
     const stampOf = new Map(cacheable.map((i, n) => [i, stamps[n]!]));
@@ -313,7 +325,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     cacheable.forEach((i, n) => {
       if (held[n] !== undefined) answers[i] = JSON.parse(held[n]!);
     });
-    for (const i of cacheable) lookups.inc({ subgraph, type: plans[i]!.type, result: answers[i] === undefined ? 'miss' : 'hit' });
+    countLookups(subgraph, cacheable, (i) => plans[i]!.type, (i) => (answers[i] === undefined ? 'miss' : 'hit'));
     const missing = representations.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
     markSpan(request, representations.length - missing.length, missing.length);
     if (missing.length === 0) return { data: { _entities: answers } } satisfies Result;
