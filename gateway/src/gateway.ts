@@ -31,7 +31,7 @@ import { authorizationDirectives } from './security/authorization.js';
 import { createErrorPolicy } from './security/errors.js';
 import { httpDrain } from './server/drain.js';
 import { graphiqlOptions } from './server/graphiql.js';
-import { requestDeadline } from './server/http.js';
+import { GatewayResponse, requestDeadline } from './server/http.js';
 import { corsPolicy, securityHeaders } from './server/response-headers.js';
 import { openSharedState } from './server/shared-state.js';
 import { callerHeaders, upstreams } from './subgraphs/upstream.js';
@@ -157,7 +157,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   });
 
   const shutdown = shutdownSettings(config);
-  const server = http.createServer();
+  const server = http.createServer({ ServerResponse: GatewayResponse });
   const drain = httpDrain(server);
   const secure = securityHeaders(production);
   // Every request runs with its ID (the client's when well-formed, else a new one): in its log lines, its response's

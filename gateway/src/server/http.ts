@@ -1,6 +1,6 @@
 // HTTP semantics at /graphql (the GraphQL-over-HTTP spec) that Hive Gateway (GraphQL Yoga) does not give by itself:
 // 415 for non-JSON POSTs, 413 past 1 MiB, a preflight-forcing header on GET (CSRF), an error entry with every refusal.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '@ordergraph/core';
@@ -133,4 +133,21 @@ export function requestDeadline(request: IncomingMessage, response: ServerRespon
     // The client left before the answer was written: what it asked for is of no use any more.
     if (!response.writableFinished) controller.abort(new ClientClosedError());
   });
+}
+
+/** Past Node's 16 KiB stack buffer for a string write. */
+const LARGE_BODY_CHARS = 16 * 1024;
+
+/**
+ * The server's responses, handing Node a Buffer for a large string body. Given a string before the headers went out,
+ * Node prepends the headers to it, and V8 copies the joined string whole into its young generation before it is
+ * encoded and written: a 96 KB answer cost 96 KB more of young-generation allocation, a tenth of the gateway's in the
+ * benchmark's scenario (c). A Buffer is encoded once, outside V8's heap, and written beside the headers (writev).
+ */
+export class GatewayResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  override write(chunk: unknown, ...rest: unknown[]): boolean {
+    const encoding = typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8';
+    const body = typeof chunk === 'string' && chunk.length >= LARGE_BODY_CHARS ? Buffer.from(chunk, encoding) : chunk;
+    return (super.write as (chunk: unknown, ...rest: unknown[]) => boolean)(body, ...rest);
+  }
 }
