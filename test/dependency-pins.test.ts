@@ -153,6 +153,11 @@ describe('@graphql-hive/router-runtime is patched where its plan execution alloc
       // Entities and fragments are merged into the object they complete, not into a copy of it assigned back; a
       // fragment that comes first in its selection set is projected into that object at once.
       expect(dist(file)).toContain('mergeInto(target, entity);');
+      // The recursive walks hold no closure over their parameters (V8 would allocate a context on every call, for
+      // every object answered), and a fetch's representations are keyed by one flat string each.
+      expect(dist(file)).not.toMatch(/\(item\) => project(SelectionSet|Requires|EnumValue)\(/);
+      expect(dist(file)).toContain('someTypeConditionSatisfied(supergraphSchema, segment.typeCondition)');
+      expect(dist(file)).toContain('const dedupeKey = JSON.stringify(representation);');
       expect(dist(file)).toContain('if (projectSelectionSet(data, selectionSet, type, executionContext, result) == null) {');
       expect(dist(file)).not.toMatch(/Object\.assign\(\s*(target|result|executionContext\.data),\s*(utils\.)?mergeDeep\(\[\1, (entity|responseData|projectedValue|projected)\], false, true, true\)/);
     }
