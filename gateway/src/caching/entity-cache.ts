@@ -245,16 +245,18 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     labelNames: ['subgraph', 'type', 'result'],
     registers: [options.registry],
   });
-  /** Counts a fetch's lookups with one increment per type and result: prom-client hashes the labels on every one. */
-  const countLookups = (subgraph: string, positions: readonly number[], typeOf: (i: number) => string, resultOf: (i: number) => string) => {
+  /**
+   * Counts a fetch's lookups, of entities of `types`, the nth with `resultOf(n)`: one increment per type and result, as
+   * prom-client hashes the labels on every one.
+   */
+  const countLookups = (subgraph: string, types: readonly string[], resultOf: (n: number) => string) => {
     const counts = new Map<string, Map<string, number>>();
-    for (const i of positions) {
-      const result = resultOf(i);
+    types.forEach((type, n) => {
+      const result = resultOf(n);
       let byType = counts.get(result);
       if (!byType) counts.set(result, (byType = new Map()));
-      const type = typeOf(i);
       byType.set(type, (byType.get(type) ?? 0) + 1);
-    }
+    });
     for (const [result, byType] of counts) for (const [type, count] of byType) lookups.inc({ subgraph, type, result }, count);
   };
   const invalidations = new Counter({
@@ -311,9 +313,10 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     });
     const cacheable = plans.flatMap((plan, i) => (plan ? [i] : []));
     if (cacheable.length === 0) return executor(request);
+    const types = cacheable.map((i) => plans[i]!.type);
     const stamps = await store.stamps(cacheable.map((i) => plans[i]!.dependencies));
     if (!stamps) {
-      countLookups(subgraph, cacheable, (i) => plans[i]!.type, () => 'unavailable');
+      countLookups(subgraph, types, () => 'unavailable');
       return executor(request);
     }
     const stampOf = new Map(cacheable.map((i, n) => [i, stamps[n]!]));
@@ -325,7 +328,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     cacheable.forEach((i, n) => {
       if (held[n] !== undefined) answers[i] = JSON.parse(held[n]!);
     });
-    countLookups(subgraph, cacheable, (i) => plans[i]!.type, (i) => (answers[i] === undefined ? 'miss' : 'hit'));
+    countLookups(subgraph, types, (n) => (answers[cacheable[n]!] === undefined ? 'miss' : 'hit'));
     const missing = representations.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
     markSpan(request, representations.length - missing.length, missing.length);
     if (missing.length === 0) return { data: { _entities: answers } } satisfies Result;

@@ -146,8 +146,8 @@ const LARGE_BODY_CHARS = 16 * 1024;
  */
 export class GatewayResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   override write(chunk: unknown, ...rest: unknown[]): boolean {
-    const encoding = typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8';
-    const body = typeof chunk === 'string' && chunk.length >= LARGE_BODY_CHARS ? Buffer.from(chunk, encoding) : chunk;
+    const large = typeof chunk === 'string' && chunk.length >= LARGE_BODY_CHARS;
+    const body = large ? Buffer.from(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8') : chunk;
     return (super.write as (chunk: unknown, ...rest: unknown[]) => boolean)(body, ...rest);
   }
 }
