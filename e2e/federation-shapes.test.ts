@@ -123,3 +123,28 @@ describe('a document that explodes only when its fragments are expanded, on a su
     expect(Object.values(take(served)).flat()).toEqual([]);
   });
 });
+
+describe('a wide answer on a supergraph of other shapes: the same entities at hundreds of paths, past 16 KiB', () => {
+  const ALIASES = 300;
+  let served: ServedShape;
+  beforeAll(async () => {
+    // The @interfaceObject shape, with room for the aliases: every path's accounts are completed by the other subgraph.
+    served = await serveShape(SHAPES[0]!, { MAX_ALIASES: String(ALIASES), MAX_FIELDS: '10000', MAX_COMPLEXITY: '1000000', MAX_TOKENS: '50000' });
+  });
+  afterAll(async () => {
+    await served?.stop();
+  });
+
+  it('is answered whole and alike for every caller and by the bare engine', async () => {
+    const selection = 'accounts { __typename id name level ... on Admin { isMain } ... on Regular { isActive } }';
+    const query = `{ ${Array.from({ length: ALIASES }, (_, i) => `a${i}: ${selection}`).join(' ')} }`;
+    const accounts = [
+      { __typename: 'Admin', id: 'a1', name: 'Ada', level: 9, isMain: true },
+      { __typename: 'Regular', id: 'r1', name: 'Rob', level: 2, isActive: false },
+    ];
+    const expected = { data: Object.fromEntries(Array.from({ length: ALIASES }, (_, i) => [`a${i}`, accounts])), errorCodes: [] };
+    expect(JSON.stringify(expected.data).length).toBeGreaterThan(16 * 1024);
+    expect({ runtime: await answer(served.runtime, query) }).toEqual({ runtime: expected });
+    for (const bearer of [undefined, tokens.USER, tokens.ADMIN]) expect(await answer(served.gateway, query, bearer)).toEqual(expected);
+  });
+});
