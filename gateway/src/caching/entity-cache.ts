@@ -27,7 +27,7 @@ import {
 import { Counter, type Registry } from 'prom-client';
 import { cacheHints } from './cache-control.js';
 import type { EntityStore, StoredEntry } from './entity-store.js';
-import { entityKeys, fetchShape, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
+import { entityKeys, fetchShape, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
 
@@ -294,21 +294,36 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     return viewer ? `user:${viewer.userId}:${viewer.role}` : 'anonymous';
   };
 
+  // What every entity of a type depends on but its own generation, one array for all of them (entity-store.ts).
+  const sharedDependencies = new WeakMap<FetchPolicy, { withId: string[]; withoutId: string[] }>();
+  const sharedDependenciesOf = (type: string, policy: FetchPolicy) => {
+    let shared = sharedDependencies.get(policy);
+    if (!shared) {
+      const withId = [purgeGeneration(type), ...policy.types.map(typeGeneration)];
+      sharedDependencies.set(policy, (shared = { withId, withoutId: [...withId, typeGeneration(type)] }));
+    }
+    return shared;
+  };
+
   const entities = async (subgraph: string, shape: Extract<FetchShape, { kind: 'entities' }>, request: ExecutionRequest, executor: Executor, caller: string) => {
     const { representations, ...others } = request.variables as { representations?: unknown };
     if (!Array.isArray(representations)) return executor(request);
     const fetchKey = hash(subgraph, printedOnce(request.document), JSON.stringify(others));
+    // An entry's key: the fetch's and its reader's digest, then the representation's text (no digest per entity).
+    const publicKey = `${hash(fetchKey, 'public')}\u0000`;
+    const callerKey = `${hash(fetchKey, caller)}\u0000`;
     // Per representation: its type's policy, key and generations; undefined where nothing may be kept.
     const plans = (representations as Representation[]).map((representation) => {
       const type = typeof representation?.__typename === 'string' ? representation.__typename : undefined;
       const policy = type === undefined ? undefined : shape.policies.get(type);
       if (!type || !policy || policy.maxAge <= 0) return undefined;
       const id = typeof representation.id === 'string' || typeof representation.id === 'number' ? String(representation.id) : undefined;
+      const shared = sharedDependenciesOf(type, policy);
       return {
         type,
         ttlMs: policy.maxAge * 1000,
-        key: hash(fetchKey, policy.shared ? 'public' : caller, JSON.stringify(representation)),
-        dependencies: [purgeGeneration(type), id === undefined ? typeGeneration(type) : entityGeneration(type, id), ...policy.types.map(typeGeneration)],
+        key: (policy.shared ? publicKey : callerKey) + JSON.stringify(representation),
+        dependencies: id === undefined ? { shared: shared.withoutId } : { shared: shared.withId, own: entityGeneration(type, id) },
       };
     });
     const cacheable = plans.flatMap((plan, i) => (plan ? [i] : []));
@@ -319,7 +334,6 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       countLookups(subgraph, types, () => 'unavailable');
       return executor(request);
     }
-    const stampOf = new Map(cacheable.map((i, n) => [i, stamps[n]!]));
     const held = await store.read(
       cacheable.map((i) => plans[i]!.key),
       stamps,
@@ -341,6 +355,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     const errored = erroredPositions(fetched.errors as readonly GraphQLError[] | undefined);
     if (Array.isArray(list) && list.length === missing.length && errored) {
       const kept: StoredEntry[] = [];
+      const stampOf = new Map(cacheable.map((i, n) => [i, stamps[n]!]));
       missing.forEach((i, j) => {
         answers[i] = list[j];
         const plan = plans[i];
@@ -364,7 +379,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       entity && (typeof id === 'string' || typeof id === 'number')
         ? [purgeGeneration(entity.type), entityGeneration(entity.type, String(id)), ...policy.types.map(typeGeneration)]
         : [...(entity ? [entity.type] : []), ...policy.types].map(rootGeneration);
-    const stamps = await store.stamps([dependencies]);
+    const stamps = await store.stamps([{ shared: dependencies }]);
     if (!stamps) {
       lookups.inc({ subgraph, type, result: 'unavailable' });
       return executor(request);

@@ -1,6 +1,6 @@
 // Where the entity cache keeps its entries and the generations that vouch for them: Redis, shared by every replica,
 // with a small bounded layer in this process; without Redis, this process alone (one replica, development).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger, Redis } from '@ordergraph/core';
 import { isConnected } from '../server/shared-state.js';
 
@@ -8,7 +8,8 @@ const PREFIX = 'ordergraph:entity:';
 /** A random value shared by every replica; every stamp starts with it, so replacing it drops every entry at once. */
 const EPOCH_KEY = `${PREFIX}epoch`;
 const generationKey = (generation: string) => `${PREFIX}gen:${generation}`;
-const entryKey = (key: string) => `${PREFIX}data:${key}`;
+// Redis holds an entry under the digest of its key, whose text may be long; this process under the key itself.
+const entryKey = (key: string) => `${PREFIX}data:${createHash('sha256').update(key).digest('base64url')}`;
 /** A generation never set (or expired) reads as this. */
 const UNSET = '0';
 const EPOCH_TTL_MS = 24 * 3600_000;
@@ -22,9 +23,18 @@ const fresh = () => randomBytes(9).toString('base64url');
  * replica reads a new stamp and the old entries are misses, whichever process layer or Redis holds them; an entry
  * written late by a read that raced the write carries the stamp read before it, and is a miss too.
  */
+/**
+ * The generations one entry depends on: those it shares with the other entries of its kind (one array for them all, so
+ * its part of the stamp is read and joined once) and its own entity's, if it has one.
+ */
+export interface Dependencies {
+  shared: readonly string[];
+  own?: string | undefined;
+}
+
 export interface EntityStore {
-  /** The stamp now of each list of generations; undefined when the store cannot vouch for any entry (Redis away). */
-  stamps(dependencies: readonly (readonly string[])[]): Promise<string[] | undefined>;
+  /** The stamp now of each entry's generations; undefined when the store cannot vouch for any entry (Redis away). */
+  stamps(dependencies: readonly Dependencies[]): Promise<string[] | undefined>;
   /** Each entry's value when it is kept with that stamp. */
   read(keys: readonly string[], stamps: readonly string[]): Promise<(string | undefined)[]>;
   /** Keeps entries; never fails and never makes the caller wait. */
@@ -47,14 +57,51 @@ export interface MemoryBounds {
   bytes: number;
 }
 
+/**
+ * Each entry's stamp: the epoch and the values of its generations (`valueOf`), joined; the part an entry shares with
+ * others of its kind is joined once for them all.
+ */
+function stampsOf(epoch: string, dependencies: readonly Dependencies[], valueOf: (generation: string) => string): string[] {
+  const sharedStamps = new Map<readonly string[], string>();
+  return dependencies.map(({ shared, own }) => {
+    let stamp = sharedStamps.get(shared);
+    if (stamp === undefined) {
+      stamp = epoch;
+      for (const generation of shared) stamp += `|${valueOf(generation)}`;
+      sharedStamps.set(shared, stamp);
+    }
+    return own === undefined ? stamp : `${stamp}|${valueOf(own)}`;
+  });
+}
+
+/** Every generation the entries depend on, each once. */
+function generationsOf(dependencies: readonly Dependencies[]): string[] {
+  const names = new Set<string>();
+  const seen = new Set<readonly string[]>();
+  for (const { shared, own } of dependencies) {
+    if (!seen.has(shared)) {
+      seen.add(shared);
+      for (const generation of shared) names.add(generation);
+    }
+    if (own !== undefined) names.add(own);
+  }
+  return [...names];
+}
+
 interface Held {
   stamp: string;
   value: string;
   expires: number;
   bytes: number;
+  /** Read since the eviction last passed it over. */
+  read: boolean;
 }
 
-/** The in-process layer: least recently used first out, bounded in entries and in (approximate, UTF-16) bytes. */
+/**
+ * The in-process layer, bounded in entries and in (approximate, UTF-16) bytes. Evicted oldest first, but an entry read
+ * since it was last passed over gets a second chance at the back (CLOCK, close to least recently used): a read only
+ * marks its entry, where moving it to the back on every read (a delete and a set on the map) cost every hit.
+ */
 export class BoundedEntries {
   private readonly held = new Map<string, Held>();
   private bytes = 0;
@@ -67,9 +114,7 @@ export class BoundedEntries {
       this.delete(key, entry);
       return undefined;
     }
-    // Most recently used last.
-    this.held.delete(key);
-    this.held.set(key, entry);
+    entry.read = true;
     return entry.value;
   }
 
@@ -78,11 +123,19 @@ export class BoundedEntries {
     if (bytes > this.bounds.bytes) return;
     const previous = this.held.get(key);
     if (previous) this.delete(key, previous);
-    this.held.set(key, { stamp, value, expires, bytes });
+    this.held.set(key, { stamp, value, expires, bytes, read: false });
     this.bytes += bytes;
+    // A marked entry is unmarked and moved to the back, and so is the new one (it is never the one to go): once every
+    // other entry has been passed over once, the next is unmarked, so the loop ends.
     for (const [oldest, entry] of this.held) {
       if (this.held.size <= this.bounds.entries && this.bytes <= this.bounds.bytes) break;
-      this.delete(oldest, entry);
+      this.held.delete(oldest);
+      if (entry.read || oldest === key) {
+        entry.read = false;
+        this.held.set(oldest, entry);
+      } else {
+        this.bytes -= entry.bytes;
+      }
     }
   }
 
@@ -143,16 +196,21 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
   return {
     async stamps(dependencies) {
       if (!(await usable())) return undefined;
-      const names = [...new Set(dependencies.flat())];
+      const names = generationsOf(dependencies);
+      const keys = new Array<string>(names.length + 1);
+      keys[0] = EPOCH_KEY;
+      for (let i = 0; i < names.length; i++) keys[i + 1] = generationKey(names[i]!);
       try {
-        const [epoch, ...values] = await getMany([EPOCH_KEY, ...names.map(generationKey)]);
+        const values = await getMany(keys);
+        const epoch = values[0];
         if (!epoch) {
           // First use, or Redis restarted empty: an epoch no entry held anywhere can carry.
           await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX');
           return undefined;
         }
-        const current = new Map(names.map((name, i) => [name, values[i] ?? UNSET]));
-        return dependencies.map((list) => [epoch, ...list.map((name) => current.get(name))].join('|'));
+        const current = new Map<string, string>();
+        for (let i = 0; i < names.length; i++) current.set(names[i]!, values[i + 1] ?? UNSET);
+        return stampsOf(epoch, dependencies, (name) => current.get(name)!);
       } catch (error) {
         lost();
         logger.warn({ err: error }, 'entity cache: generations unreadable');
@@ -212,7 +270,7 @@ export function memoryEntityStore(bounds: MemoryBounds): EntityStore {
   let generations = new Map<string, string>();
   return {
     async stamps(dependencies) {
-      return dependencies.map((list) => [epoch, ...list.map((name) => generations.get(name) ?? UNSET)].join('|'));
+      return stampsOf(epoch, dependencies, (name) => generations.get(name) ?? UNSET);
     },
     async read(keys, stamps) {
       return keys.map((key, i) => local.get(key, stamps[i]!));

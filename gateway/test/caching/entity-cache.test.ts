@@ -88,7 +88,7 @@ describe('what a subgraph fetch may keep', () => {
 });
 
 describe('the in-process store', () => {
-  it('is bounded in entries and in bytes, the least recently used going first', () => {
+  it('is bounded in entries and in bytes, the oldest going first unless read since it was last passed over', () => {
     const entries = new BoundedEntries({ entries: 2, bytes: 1000 });
     const later = Date.now() + 60_000;
     entries.set('a', 's', 'A', later);
@@ -96,6 +96,13 @@ describe('the in-process store', () => {
     expect(entries.get('a', 's')).toBe('A');
     entries.set('c', 's', 'C', later);
     expect([entries.get('a', 's'), entries.get('b', 's'), entries.get('c', 's')]).toEqual(['A', undefined, 'C']);
+    // Every entry read: one pass unmarks them, and the first passed over goes; the new one never does.
+    const all = new BoundedEntries({ entries: 2, bytes: 1000 });
+    all.set('x', 's', 'X', later);
+    all.set('y', 's', 'Y', later);
+    expect([all.get('x', 's'), all.get('y', 's')]).toEqual(['X', 'Y']);
+    all.set('z', 's', 'Z', later);
+    expect([all.get('x', 's'), all.get('y', 's'), all.get('z', 's')]).toEqual([undefined, 'Y', 'Z']);
     const bytes = new BoundedEntries({ entries: 100, bytes: 100 });
     bytes.set('x', 's', 'y'.repeat(30), later);
     bytes.set('z', 's', 'y'.repeat(30), later);
@@ -116,15 +123,25 @@ describe('the in-process store', () => {
 
   it('a bumped generation changes the stamp of every entry depending on it, and nothing else', async () => {
     const store = memoryEntityStore({ entries: 100, bytes: 100_000 });
-    const [product, other] = (await store.stamps([['e:Product:1', 't:Product'], ['e:Product:2']]))!;
-    store.write([{ key: 'k', stamp: product!, value: 'v', ttlMs: 60_000 }]);
-    expect(await store.read(['k'], [product!])).toEqual(['v']);
+    const shared = ['p:Product', 't:Review'];
+    const dependencies = [
+      { shared, own: 'e:Product:1' },
+      { shared, own: 'e:Product:2' },
+      { shared: ['p:Product', 't:Product'] },
+    ];
+    const [first, second, list] = (await store.stamps(dependencies))!;
+    store.write([{ key: 'k', stamp: first!, value: 'v', ttlMs: 60_000 }]);
+    expect(await store.read(['k'], [first!])).toEqual(['v']);
     await store.bump(['e:Product:1']);
-    const [after, otherAfter] = (await store.stamps([['e:Product:1', 't:Product'], ['e:Product:2']]))!;
-    expect(after).not.toBe(product);
-    expect(otherAfter).toBe(other);
-    expect(await store.read(['k'], [after!])).toEqual([undefined]);
+    const [firstAfter, secondAfter, listAfter] = (await store.stamps(dependencies))!;
+    expect(firstAfter).not.toBe(first);
+    expect([secondAfter, listAfter]).toEqual([second, list]);
+    expect(await store.read(['k'], [firstAfter!])).toEqual([undefined]);
+    // A generation shared by entries of a kind changes each of their stamps.
+    await store.bump(['t:Review']);
+    const [firstShared, secondShared, listShared] = (await store.stamps(dependencies))!;
+    expect([firstShared === firstAfter, secondShared === secondAfter, listShared === listAfter]).toEqual([false, false, true]);
     await store.purgeAll();
-    expect((await store.stamps([['e:Product:2']]))![0]).not.toBe(other);
+    expect((await store.stamps(dependencies))![2]).not.toBe(listShared);
   });
 });
