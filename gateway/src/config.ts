@@ -195,7 +195,7 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
     .describe('Seconds by `subgraph.Type` (`subgraph.Query` for root-field fetches) that replace what the @cacheControl hints say for that subgraph\'s fetches of that type; 0 never caches them. Example: `catalog.Product=60,users.User=0`.'),
   ENTITY_CACHE_MAX_TTL: count(3600).describe('Seconds no entity cache entry outlives, whatever the hints or ENTITY_CACHE_TTLS say.'),
   ENTITY_CACHE_SHARED_SUBGRAPHS: names('catalog').describe('Subgraphs that answer every caller alike (comma-separated): their entries are shared when every selected field is PUBLIC and carries no authorization directive. Every other subgraph\'s entries are kept per caller (user and role; anonymous callers together).'),
-  ENTITY_CACHE_MEMORY_ENTRIES: count(10_000).describe('Entity cache entries each gateway keeps in its own memory (least recently used dropped first), in front of Redis.'),
+  ENTITY_CACHE_MEMORY_ENTRIES: count(10_000).describe('Entity cache entries each gateway keeps in its own memory (the oldest dropped first unless read since last passed over), in front of Redis.'),
   ENTITY_CACHE_MEMORY_BYTES: count(32 * 1024 * 1024).describe('Bytes (approximately) of entity cache entries each gateway keeps in its own memory.'),
 
   // The MCP door for AI agents (mcp/, docs/mcp.md): the trusted documents as tools.
