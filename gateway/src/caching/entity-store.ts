@@ -17,13 +17,6 @@ const EPOCH_TTL_MS = 24 * 3600_000;
 const fresh = () => randomBytes(9).toString('base64url');
 
 /**
- * An entry is kept with the stamp of the generations it depends on as they were read before its subgraph was asked
- * (the epoch, its entity's, its type's, the types it holds): it is served only while the stamp read now is the same.
- * A write sets each generation it changed to a new random value before its response leaves, so from then on every
- * replica reads a new stamp and the old entries are misses, whichever process layer or Redis holds them; an entry
- * written late by a read that raced the write carries the stamp read before it, and is a miss too.
- */
-/**
  * The generations one entry depends on: those it shares with the other entries of its kind (one array for them all, so
  * its part of the stamp is read and joined once) and its own entity's, if it has one.
  */
@@ -32,6 +25,13 @@ export interface Dependencies {
   own?: string | undefined;
 }
 
+/**
+ * An entry is kept with the stamp of the generations it depends on as they were read before its subgraph was asked
+ * (the epoch, its entity's, its type's, the types it holds): it is served only while the stamp read now is the same.
+ * A write sets each generation it changed to a new random value before its response leaves, so from then on every
+ * replica reads a new stamp and the old entries are misses, whichever process layer or Redis holds them; an entry
+ * written late by a read that raced the write carries the stamp read before it, and is a miss too.
+ */
 export interface EntityStore {
   /** The stamp now of each entry's generations; undefined when the store cannot vouch for any entry (Redis away). */
   stamps(dependencies: readonly Dependencies[]): Promise<string[] | undefined>;
