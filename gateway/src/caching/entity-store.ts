@@ -75,7 +75,7 @@ function stampsOf(epoch: string, dependencies: readonly Dependencies[], valueOf:
 }
 
 /** Every generation the entries depend on, each once. */
-function generationsOf(dependencies: readonly Dependencies[]): string[] {
+function distinctGenerations(dependencies: readonly Dependencies[]): string[] {
   const names = new Set<string>();
   const seen = new Set<readonly string[]>();
   for (const { shared, own } of dependencies) {
@@ -129,12 +129,12 @@ export class BoundedEntries {
     // other entry has been passed over once, the next is unmarked, so the loop ends.
     for (const [oldest, entry] of this.held) {
       if (this.held.size <= this.bounds.entries && this.bytes <= this.bounds.bytes) break;
-      this.held.delete(oldest);
       if (entry.read || oldest === key) {
         entry.read = false;
+        this.held.delete(oldest);
         this.held.set(oldest, entry);
       } else {
-        this.bytes -= entry.bytes;
+        this.delete(oldest, entry);
       }
     }
   }
@@ -196,7 +196,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
   return {
     async stamps(dependencies) {
       if (!(await usable())) return undefined;
-      const names = generationsOf(dependencies);
+      const names = distinctGenerations(dependencies);
       const keys = new Array<string>(names.length + 1);
       keys[0] = EPOCH_KEY;
       for (let i = 0; i < names.length; i++) keys[i + 1] = generationKey(names[i]!);
