@@ -3,7 +3,7 @@
 // written by hand, for every kind of caller.
 import { Kind, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { graphql, readCounter, token } from '@ordergraph/testkit';
+import { graphql, readCounter, startRedis, token, type TestRedis } from '@ordergraph/testkit';
 import { serveShape, type ServedShape, type Shape } from './federation-shapes/harness.js';
 import { SHAPES } from './federation-shapes/shapes.js';
 
@@ -55,6 +55,38 @@ for (const shape of SHAPES) {
     });
   });
 }
+
+// The same shapes with every entry kept per caller, in a private Redis, and this process holding one entry at a time:
+// each caller's entries are its own, the in-process layer evicts on nearly every write, and warm answers come from Redis.
+describe('every shape, entries per caller in Redis, one entry in process', () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  for (const shape of SHAPES) {
+    it(shape.name, async () => {
+      const settings = { ...everythingCached(shape), ENTITY_CACHE_SHARED_SUBGRAPHS: '', ENTITY_CACHE_MEMORY_ENTRIES: '1', REDIS_URL: redis.url };
+      const served = await serveShape(shape, settings);
+      try {
+        for (const { query, data, errorCodes = [] } of shape.queries) {
+          for (const round of ['cold', 'warm', 'again']) {
+            for (const [who, bearer] of [['admin', tokens.ADMIN], ['user', tokens.USER], ['anonymous', undefined]] as const) {
+              expect({ query, round, who, answer: await answer(served.gateway, query, bearer) }).toEqual({ query, round, who, answer: { data, errorCodes } });
+            }
+          }
+        }
+        const lookups = (result: string) => readCounter(served.gateway.replace(/\/graphql$/, '/metrics'), 'gateway_entity_cache_lookups_total', { result });
+        expect(await lookups('hit')).toBeGreaterThan(0);
+      } finally {
+        await served.stop();
+      }
+    });
+  }
+});
 
 // A supergraph of another shape that writes: entities keyed by `upc` (no `id` anywhere), a root field naming its
 // product by an argument that is not `id`, a list of them, references held by another subgraph, and a subgraph that
