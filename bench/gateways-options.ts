@@ -42,7 +42,7 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --rounds 2          alternating rounds per scenario (each gateway once per round)
   --duration 5        seconds of load per gateway per round
   --warmup 2          seconds of load per gateway before the first round (not counted), repeated until it has served
-                      500 requests
+                      500 requests and its CPU per request has stopped falling by 5 % a pass (10 passes at most)
   --connections 32    autocannon's concurrent connections
   --scenarios <ids>   which scenarios to run, comma-separated (bench/scenarios.ts); default ${GATEWAYS_OPTIONS.scenarios.default}
                       of ${SCENARIOS.map((scenario) => scenario.id).join(',')}: a-c send one identical request, d-g draw each request's arguments

@@ -30,8 +30,11 @@ if (options.help) {
 const ROUNDS = Number(options.rounds);
 const DURATION = Number(options.duration);
 const WARMUP = Number(options.warmup);
-/** Requests each gateway serves before the first round at least: --warmup seconds are repeated until then (10 times at most). */
+/** Requests each gateway serves before the first round at least: --warmup seconds are repeated until then. */
 const WARMUP_REQUESTS = 500;
+/** Two warm-up passes at least: one this much cheaper per request than the one before shows the gateway still warming. */
+const STILL_WARMING = 0.95;
+const MAX_WARMUP_PASSES = 10;
 const CONNECTIONS = Number(options.connections);
 const scenarios = selectScenarios(options.scenarios);
 
@@ -340,10 +343,21 @@ async function main() {
 
       // Warmed by requests as well as seconds: after 2 s of (d) (about 100 requests at its rate) the first gateway's
       // first round cost up to 1.3x the CPU per request of the next gateway's, the same build included; after 8 s
-      // (about 500) it did not (bench/README.md).
+      // (about 500) it did not (bench/README.md). And until it stops getting cheaper: a gateway whose heap is still
+      // growing (the bare runtime's, to 400 MB) spent a third less CPU per request in (a)'s second round than in its
+      // first, and the ratios followed its warm-up more than the code.
       for (const gateway of gateways) {
         let requests = 0;
-        for (let pass = 0; pass < 10 && requests < WARMUP_REQUESTS; pass++) requests += (await load(gateway, WARMUP)).result.requests.total;
+        const costs: number[] = [];
+        for (let pass = 0; pass < MAX_WARMUP_PASSES; pass++) {
+          const cpu0 = processCpuMs(gateway.process.pid!);
+          const served = (await load(gateway, WARMUP)).result.requests.total;
+          requests += served;
+          costs.push((processCpuMs(gateway.process.pid!) - cpu0) / Math.max(served, 1));
+          const warming = costs.length < 2 || costs.at(-1)! < STILL_WARMING * costs.at(-2)!;
+          if (requests >= WARMUP_REQUESTS && !warming) break;
+        }
+        console.log(`  warm-up ${gateway.name.padEnd(28)} ${costs.length} x ${WARMUP} s, cpu ${costs.map((cost) => cost.toFixed(2)).join(' -> ')} ms/req`);
       }
 
       const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[], rounds: [] as Measurement['rounds'] }]));
