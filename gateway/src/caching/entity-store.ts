@@ -170,7 +170,8 @@ export function coalesced(getMany: (keys: string[]) => Promise<(string | null)[]
   const send = () => {
     const batch = next!;
     next = undefined;
-    getMany(batch.keys).then(
+    // A getMany that throws at once fails its readers too, never the process (this runs from setImmediate).
+    new Promise<(string | null)[]>((resolve) => resolve(getMany(batch.keys))).then(
       (values) => {
         for (const { keys, resolve } of batch.readers) resolve(keys.map((key) => values[batch.indexOf.get(key)!] ?? null));
       },

@@ -166,5 +166,10 @@ describe('the in-process store', () => {
     failing = true;
     const failed = await Promise.allSettled([read(['a']), read(['b'])]);
     expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    // So does one that throws before it has a promise to give.
+    const throwing = coalesced(() => {
+      throw new Error('not connected');
+    });
+    await expect(throwing(['a'])).rejects.toThrow('not connected');
   });
 });
