@@ -2,7 +2,7 @@
 // with a small bounded layer in this process; without Redis, this process alone (one replica, development).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger, Redis } from '@ordergraph/core';
-import { isConnected } from '../server/shared-state.js';
+import { isConnected, readsOf } from '../server/shared-state.js';
 
 const PREFIX = 'ordergraph:entity:';
 /** A random value shared by every replica; every stamp starts with it, so replacing it drops every entry at once. */
@@ -155,48 +155,6 @@ export class BoundedEntries {
 }
 
 /**
- * Reads through `getMany` with every read asked for in one turn of the event loop sent as one, each key once. Under load
- * a cache hit's cost was mostly its own MGET of a few generations (a command, a write and a reply), and the fetches in
- * flight read mostly the same ones (their types'). A read is still sent after it was asked for, so it sees every write
- * whose response had left by then.
- */
-export function coalesced(getMany: (keys: string[]) => Promise<(string | null)[]>): (keys: readonly string[]) => Promise<(string | null)[]> {
-  interface Batch {
-    keys: string[];
-    indexOf: Map<string, number>;
-    readers: { keys: readonly string[]; resolve: (values: (string | null)[]) => void; reject: (error: unknown) => void }[];
-  }
-  let next: Batch | undefined;
-  const send = () => {
-    const batch = next!;
-    next = undefined;
-    // A getMany that throws at once fails its readers too, never the process (this runs from setImmediate).
-    new Promise<(string | null)[]>((resolve) => resolve(getMany(batch.keys))).then(
-      (values) => {
-        for (const { keys, resolve } of batch.readers) resolve(keys.map((key) => values[batch.indexOf.get(key)!] ?? null));
-      },
-      (error: unknown) => {
-        for (const { reject } of batch.readers) reject(error);
-      },
-    );
-  };
-  return (keys) =>
-    new Promise((resolve, reject) => {
-      if (!next) {
-        next = { keys: [], indexOf: new Map(), readers: [] };
-        // After this turn's I/O callbacks, so that every fetch they started joins.
-        setImmediate(send);
-      }
-      for (const key of keys) {
-        if (next.indexOf.has(key)) continue;
-        next.indexOf.set(key, next.keys.length);
-        next.keys.push(key);
-      }
-      next.readers.push({ keys, resolve, reject });
-    });
-}
-
-/**
  * Redis holds the entries (each with its TTL), the generations (each kept longer than any entry: `generationTtlMs`) and
  * the epoch. Every read first reads the generations it needs, in one command shared with the reads of the same turn of
  * the event loop; the entries this process holds with that stamp need nothing more, the others one more round. While
@@ -207,11 +165,7 @@ export function coalesced(getMany: (keys: string[]) => Promise<(string | null)[]
  */
 export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationTtlMs: number, logger: Logger): EntityStore {
   const local = new BoundedEntries(bounds);
-  // One MGET on a single Redis; in a Cluster, whose keys of different slots share no command, one GET each (sent
-  // together all the same).
-  const getMany = (keys: string[]): Promise<(string | null)[]> =>
-    keys.length === 0 ? Promise.resolve([]) : redis.isCluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(keys);
-  const readGenerations = coalesced(getMany);
+  const getMany = readsOf(redis);
   let unsure = false;
   const lost = () => {
     unsure = true;
@@ -245,7 +199,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       keys[0] = EPOCH_KEY;
       for (let i = 0; i < names.length; i++) keys[i + 1] = generationKey(names[i]!);
       try {
-        const values = await readGenerations(keys);
+        const values = await getMany(keys);
         const epoch = values[0];
         if (!epoch) {
           // First use, or Redis restarted empty: an epoch no entry held anywhere can carry.

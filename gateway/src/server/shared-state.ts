@@ -20,6 +20,56 @@ const CONNECT_WAIT_MS = 5_000;
  */
 export const isConnected = (redis: Redis): boolean => redis.status === 'ready';
 
+/**
+ * Reads of keys by value, for the caches: every read asked for in one turn of the event loop goes to Redis as one MGET
+ * (in a Cluster, whose keys of different slots share no command, one GET each, sent together), each key once. Under
+ * load a cache lookup's cost was mostly a command of its own (a command, a write and a reply for a few keys), and the
+ * lookups in flight beside it read mostly the same keys. A read still leaves after it was asked for, so it sees every
+ * write answered before then.
+ */
+export function readsOf(redis: Redis): (keys: readonly string[]) => Promise<(string | null)[]> {
+  return coalesced((keys) => (redis.isCluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(keys)));
+}
+
+/** `getMany` with the reads asked for in one turn of the event loop sent as one, each key once. */
+export function coalesced(getMany: (keys: string[]) => Promise<(string | null)[]>): (keys: readonly string[]) => Promise<(string | null)[]> {
+  interface Batch {
+    keys: string[];
+    indexOf: Map<string, number>;
+    readers: { keys: readonly string[]; resolve: (values: (string | null)[]) => void; reject: (error: unknown) => void }[];
+  }
+  let next: Batch | undefined;
+  const send = () => {
+    const batch = next!;
+    next = undefined;
+    // A getMany that throws at once fails its readers too, never the process (this runs from setImmediate).
+    new Promise<(string | null)[]>((resolve) => resolve(getMany(batch.keys))).then(
+      (values) => {
+        for (const { keys, resolve } of batch.readers) resolve(keys.map((key) => values[batch.indexOf.get(key)!] ?? null));
+      },
+      (error: unknown) => {
+        for (const { reject } of batch.readers) reject(error);
+      },
+    );
+  };
+  return (keys) => {
+    if (keys.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      if (!next) {
+        next = { keys: [], indexOf: new Map(), readers: [] };
+        // After this turn's I/O callbacks, so that every lookup they started joins.
+        setImmediate(send);
+      }
+      for (const key of keys) {
+        if (next.indexOf.has(key)) continue;
+        next.indexOf.set(key, next.keys.length);
+        next.keys.push(key);
+      }
+      next.readers.push({ keys, resolve, reject });
+    });
+  };
+}
+
 export function openSharedState(target: RedisTarget | undefined, logger: Logger, production: boolean, registry?: Registry): SharedState {
   if (!target) {
     logger[production ? 'error' : 'warn'](

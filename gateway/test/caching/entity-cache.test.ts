@@ -3,7 +3,7 @@
 import { buildSchema, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { cacheHints } from '../../src/caching/cache-control.js';
-import { BoundedEntries, coalesced, memoryEntityStore } from '../../src/caching/entity-store.js';
+import { BoundedEntries, memoryEntityStore } from '../../src/caching/entity-store.js';
 import { entityKeys, fetchShape, type PolicySettings } from '../../src/caching/fetch-policy.js';
 
 const schema = buildSchema(`
@@ -143,33 +143,5 @@ describe('the in-process store', () => {
     expect([firstShared === firstAfter, secondShared === secondAfter, listShared === listAfter]).toEqual([false, false, true]);
     await store.purgeAll();
     expect((await store.stamps(dependencies))![2]).not.toBe(listShared);
-  });
-
-  it("reads the generations asked for in one turn of the event loop in one command, each key once, each reader its own", async () => {
-    const sent: string[][] = [];
-    let failing = false;
-    const read = coalesced(async (keys) => {
-      sent.push(keys);
-      if (failing) throw new Error('Redis away');
-      return keys.map((key) => (key === 'unset' ? null : key.toUpperCase()));
-    });
-    const together = await Promise.all([read(['epoch', 'a', 'b']), read(['epoch', 'b', 'unset']), read([])]);
-    expect(together).toEqual([['EPOCH', 'A', 'B'], ['EPOCH', 'B', null], []]);
-    expect(sent).toEqual([['epoch', 'a', 'b', 'unset']]);
-    // A read asked for once the command left goes in the next one: it must see what was written meanwhile.
-    const first = read(['a']);
-    await new Promise((resolve) => setImmediate(resolve));
-    const second = read(['a']);
-    expect(await Promise.all([first, second])).toEqual([['A'], ['A']]);
-    expect(sent.slice(1)).toEqual([['a'], ['a']]);
-    // A failed command fails every read that shared it.
-    failing = true;
-    const failed = await Promise.allSettled([read(['a']), read(['b'])]);
-    expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected']);
-    // So does one that throws before it has a promise to give.
-    const throwing = coalesced(() => {
-      throw new Error('not connected');
-    });
-    await expect(throwing(['a'])).rejects.toThrow('not connected');
   });
 });
