@@ -31,7 +31,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { isConnected, readsOf } from '../server/shared-state.js';
+import { isConnected } from '../server/shared-state.js';
 
 const KEY_PREFIX = 'ordergraph:response:';
 /** The key of every request the cache neither reads nor fills. */
@@ -59,12 +59,12 @@ function redisResponseCache(redis: Redis, logger: Logger): Cache {
     logger.warn({ err: error }, `response cache ${what} failed`);
     return undefined;
   };
-  const getMany = readsOf(redis);
   return {
     get: async (id) =>
       isConnected(redis)
-        ? getMany([KEY_PREFIX + id])
-            .then(([json]) => (json ? JSON.parse(json) : undefined))
+        ? redis
+            .get(KEY_PREFIX + id)
+            .then((json) => (json ? JSON.parse(json) : undefined))
             .catch(failed('read'))
         : undefined,
     // Every command names one key (or keys of one index set), so each works in a Redis Cluster, where keys of

@@ -21,15 +21,19 @@ const CONNECT_WAIT_MS = 5_000;
 export const isConnected = (redis: Redis): boolean => redis.status === 'ready';
 
 /**
- * Reads of keys by value, for the caches: every read asked for in one turn of the event loop goes to Redis as one MGET
- * (in a Cluster, whose keys of different slots share no command, one GET each, sent together), each key once. Under
- * load a cache lookup's cost was mostly a command of its own (a command, a write and a reply for a few keys), and the
- * lookups in flight beside it read mostly the same keys. A read still leaves after it was asked for, so it sees every
- * write answered before then.
+ * Reads for the entity cache's generations: every read asked for in one turn of the event loop goes to Redis as one
+ * MGET (readMany), each key once. Under load a lookup's cost was mostly a command of its own for a few keys, which the
+ * lookups in flight beside it were reading too. A read still leaves after it was asked for, so it sees every write
+ * answered before then. It leaves a turn later, though: where lookups share little (the response cache's, one key
+ * each), that wait cost more than the command it saved.
  */
 export function readsOf(redis: Redis): (keys: readonly string[]) => Promise<(string | null)[]> {
-  return coalesced((keys) => (redis.isCluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(keys)));
+  return coalesced((keys) => readMany(redis, keys));
 }
+
+/** The values of `keys` now, in one MGET (in a Cluster, whose keys of different slots share no command, one GET each). */
+export const readMany = (redis: Redis, keys: string[]): Promise<(string | null)[]> =>
+  keys.length === 0 ? Promise.resolve([]) : redis.isCluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(keys);
 
 /** `getMany` with the reads asked for in one turn of the event loop sent as one, each key once. */
 export function coalesced(getMany: (keys: string[]) => Promise<(string | null)[]>): (keys: readonly string[]) => Promise<(string | null)[]> {
