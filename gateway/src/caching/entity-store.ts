@@ -166,8 +166,8 @@ export class BoundedEntries {
 export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationTtlMs: number, logger: Logger): EntityStore {
   const local = new BoundedEntries(bounds);
   // The generations through the reads a turn of the event loop shares (the lookups in flight read the same ones); the
-  // entries this process lacks at once, as soon as the generations are known: they are rarely read by two lookups at
-  // a time, and sent through the shared reads they waited a turn for nothing measurable (bench/ (d), (g)).
+  // entries this process lacks at once, as soon as the generations are known: two lookups rarely read the same one,
+  // so sharing would only make them wait a turn.
   const readGenerations = readsOf(redis);
   let unsure = false;
   const lost = () => {
