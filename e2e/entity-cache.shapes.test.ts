@@ -90,72 +90,98 @@ describe('every shape, entries per caller in Redis, one entry in process', () =>
 
 // A supergraph of another shape that writes: entities keyed by `upc` (no `id` anywhere), a root field naming its
 // product by an argument that is not `id`, a list of them, references held by another subgraph, and a subgraph that
-// declares nothing about its writes. Every read after the write shows it, for every caller, as the bare runtime does.
-describe('writes on a foreign supergraph keyed by upc, entity cache on', () => {
-  const names = new Map([
-    ['p1', 'Lamp'],
-    ['p2', 'Desk'],
-  ]);
-  const shape: Shape = {
-    name: 'writes by upc',
-    subgraphs: [
-      {
-        name: 'a',
-        typeDefs: `
-          extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
-          type Product @key(fields: "upc") { upc: String! name: String! }
-          type Query { product(upc: String!): Product products: [Product!]! }
-          type Mutation { rename(upc: String!, name: String!): Product! }`,
-        resolvers: {
-          Query: {
-            product: (_: unknown, { upc }: { upc: string }) => (names.has(upc) ? { upc } : null),
-            products: () => [...names.keys()].map((upc) => ({ upc })),
+// declares nothing about its writes. Every read after the write shows it, for every caller, as the bare runtime does;
+// with the generations in process and in a private Redis (whose reads the lookups of one turn share).
+for (const where of ['in process', 'in Redis'] as const) {
+  describe(`writes on a foreign supergraph keyed by upc, entity cache on, generations ${where}`, () => {
+    const names = new Map([
+      ['p1', 'Lamp'],
+      ['p2', 'Desk'],
+      ['p3', 'Chair'],
+    ]);
+    const shape: Shape = {
+      name: 'writes by upc',
+      subgraphs: [
+        {
+          name: 'a',
+          typeDefs: `
+            extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+            type Product @key(fields: "upc") { upc: String! name: String! }
+            type Query { product(upc: String!): Product products: [Product!]! }
+            type Mutation { rename(upc: String!, name: String!): Product! }`,
+          resolvers: {
+            Query: {
+              product: (_: unknown, { upc }: { upc: string }) => (names.has(upc) ? { upc } : null),
+              products: () => [...names.keys()].map((upc) => ({ upc })),
+            },
+            Mutation: {
+              rename: (_: unknown, { upc, name }: { upc: string; name: string }) => (names.set(upc, name), { upc }),
+            },
+            Product: { __resolveReference: ({ upc }: { upc: string }) => ({ upc }), name: ({ upc }: { upc: string }) => names.get(upc) },
           },
-          Mutation: {
-            rename: (_: unknown, { upc, name }: { upc: string; name: string }) => (names.set(upc, name), { upc }),
+        },
+        {
+          name: 'b',
+          typeDefs: `
+            extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+            type Product @key(fields: "upc") { upc: String! stock: Int! }
+            type Query { topSeller: Product }`,
+          resolvers: {
+            Query: { topSeller: () => ({ upc: 'p1' }) },
+            Product: { __resolveReference: ({ upc }: { upc: string }) => ({ upc }), stock: ({ upc }: { upc: string }) => upc.length * 7 },
           },
-          Product: { __resolveReference: ({ upc }: { upc: string }) => ({ upc }), name: ({ upc }: { upc: string }) => names.get(upc) },
         },
-      },
-      {
-        name: 'b',
-        typeDefs: `
-          extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
-          type Product @key(fields: "upc") { upc: String! stock: Int! }
-          type Query { topSeller: Product }`,
-        resolvers: {
-          Query: { topSeller: () => ({ upc: 'p1' }) },
-          Product: { __resolveReference: ({ upc }: { upc: string }) => ({ upc }), stock: ({ upc }: { upc: string }) => upc.length * 7 },
-        },
-      },
-    ],
-    queries: [],
-  };
-  const READ = '{ product(upc: "p1") { name stock } products { upc name } topSeller { upc name stock } }';
-  let served: ServedShape;
-  beforeAll(async () => {
-    served = await serveShape(shape, everythingCached(shape));
-  });
-  afterAll(async () => {
-    await served?.stop();
-  });
+      ],
+      queries: [],
+    };
+    const READ = '{ product(upc: "p1") { name stock } products { upc name } topSeller { upc name stock } }';
+    const readOne = (upc: string) => `{ product(upc: "${upc}") { upc name stock } products { upc name } }`;
+    let served: ServedShape;
+    let redis: TestRedis | undefined;
+    beforeAll(async () => {
+      if (where === 'in Redis') redis = await startRedis();
+      served = await serveShape(shape, { ...everythingCached(shape), ...(redis ? { REDIS_URL: redis.url } : {}) });
+    });
+    afterAll(async () => {
+      await served?.stop();
+      await redis?.close();
+    });
 
-  it('drops what an undeclared write returns, whole types where it has no id, and serves nothing stale', async () => {
-    const callers = [tokens.ADMIN, tokens.USER, undefined];
-    for (let round = 0; round < 2; round++) for (const bearer of callers) await answer(served.gateway, READ, bearer);
-    const hits = await readCounter(served.gateway.replace(/\/graphql$/, '/metrics'), 'gateway_entity_cache_lookups_total', { result: 'hit' });
-    expect(hits).toBeGreaterThan(0);
+    it('drops what an undeclared write returns, whole types where it has no id, and serves nothing stale', async () => {
+      const callers = [tokens.ADMIN, tokens.USER, undefined];
+      for (let round = 0; round < 2; round++) for (const bearer of callers) await answer(served.gateway, READ, bearer);
+      const hits = await readCounter(served.gateway.replace(/\/graphql$/, '/metrics'), 'gateway_entity_cache_lookups_total', { result: 'hit' });
+      expect(hits).toBeGreaterThan(0);
 
-    const renamed = await graphql(served.gateway, 'mutation { rename(upc: "p1", name: "Reading Lamp") { upc } }', { token: tokens.ADMIN });
-    expect(renamed.body.errors).toBeUndefined();
-    for (const bearer of callers) {
-      const read = await answer(served.gateway, READ, bearer);
-      expect(read).toEqual(await answer(served.runtime, READ, bearer));
-      expect(read.data).toEqual({
-        product: { name: 'Reading Lamp', stock: 14 },
-        products: [{ upc: 'p1', name: 'Reading Lamp' }, { upc: 'p2', name: 'Desk' }],
-        topSeller: { upc: 'p1', name: 'Reading Lamp', stock: 14 },
+      const renamed = await graphql(served.gateway, 'mutation { rename(upc: "p1", name: "Reading Lamp") { upc } }', { token: tokens.ADMIN });
+      expect(renamed.body.errors).toBeUndefined();
+      for (const bearer of callers) {
+        const read = await answer(served.gateway, READ, bearer);
+        expect(read).toEqual(await answer(served.runtime, READ, bearer));
+        expect(read.data).toEqual({
+          product: { name: 'Reading Lamp', stock: 14 },
+          products: [{ upc: 'p1', name: 'Reading Lamp' }, { upc: 'p2', name: 'Desk' }, { upc: 'p3', name: 'Chair' }],
+          topSeller: { upc: 'p1', name: 'Reading Lamp', stock: 14 },
+        });
+      }
+    });
+
+    it('reads in flight together, each naming its own product, some beside the write: none after its answer is stale', async () => {
+      const callers = [tokens.ADMIN, tokens.USER, undefined];
+      const burst = () => Promise.all(Array.from({ length: 30 }, (_, i) => ({ upc: `p${(i % 3) + 1}`, bearer: callers[i % 3] })).map(async (read) => ({ ...read, answer: await answer(served.gateway, readOne(read.upc), read.bearer) })));
+      const expected = (upc: string) => ({
+        data: { product: { upc, name: names.get(upc), stock: 14 }, products: [...names].map(([key, name]) => ({ upc: key, name })) },
+        errorCodes: [],
       });
-    }
+      for (const { upc, answer: read } of await burst()) expect(read).toEqual(expected(upc));
+
+      // Reads sent beside the write may show either name; every read sent after its answer shows the new one.
+      const [renamed] = await Promise.all([graphql(served.gateway, 'mutation { rename(upc: "p2", name: "Standing Desk") { upc } }', { token: tokens.USER }), burst()]);
+      expect(renamed.body.errors).toBeUndefined();
+      for (const { upc, answer: read } of await burst()) expect(read).toEqual(expected(upc));
+      expect(names.get('p2')).toBe('Standing Desk');
+      const hits = await readCounter(served.gateway.replace(/\/graphql$/, '/metrics'), 'gateway_entity_cache_lookups_total', { result: 'hit' });
+      expect(hits).toBeGreaterThan(0);
+    });
   });
-});
+}
