@@ -35,7 +35,10 @@ export function readsOf(redis: Redis): (keys: readonly string[]) => Promise<(str
 export const readMany = (redis: Redis, keys: string[]): Promise<(string | null)[]> =>
   keys.length === 0 ? Promise.resolve([]) : redis.isCluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(keys);
 
-/** `getMany` with the reads asked for in one turn of the event loop sent as one, each key once. */
+/**
+ * `getMany` with the reads asked for in one turn of the event loop sent as one, each key once. Not DataLoader: its
+ * `loadMany` makes a promise per key, and a lookup of a fetch of 400 entities asks for 400 generations at once.
+ */
 export function coalesced(getMany: (keys: string[]) => Promise<(string | null)[]>): (keys: readonly string[]) => Promise<(string | null)[]> {
   interface Batch {
     keys: string[];
