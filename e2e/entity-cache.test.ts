@@ -117,6 +117,14 @@ describe('the entity cache', () => {
         }
       }
     }
+    // An entry's key joins the fetch, its variables and its reader with NUL characters: a variable that holds one, and
+    // then Alice's part of a key, is still Bob's own (its JSON escapes the NUL).
+    const forged = { id: `${ALICE}\u0000"user:user-0001:USER"` };
+    for (const url of supergraph.gatewayUrls) {
+      const body = await ask(url, NODE, forged, bob);
+      expect(JSON.stringify(body)).not.toContain(email);
+      expect(body).toEqual(await ask(plainUrl, NODE, forged, bob));
+    }
   });
 
   it('reads every write back through the other replica', async () => {

@@ -70,6 +70,12 @@ const markSpan = (request: ExecutionRequest, hits: number, misses: number) =>
 
 const hash = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('base64url');
 
+/**
+ * Who may read an entry, as it stands in the entry's key: `public`, or the caller as a JSON string (which starts with a
+ * quote, so never reads `public`).
+ */
+const PUBLIC_READER = 'public';
+
 type Result = ExecutionResult<Record<string, unknown>>;
 type Representation = Record<string, unknown> & { __typename?: unknown; id?: unknown };
 
@@ -285,13 +291,34 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     }
   };
 
-  /** Who may read what this request's fetch keeps: undefined when it must neither read nor keep anything. */
+  /**
+   * Who may read what this request's fetch keeps, as a JSON string (its part of an entry's key), once per request:
+   * undefined when it must neither read nor keep anything.
+   */
+  const callers = new WeakMap<object, string | undefined>();
   const callerOf = (request: ExecutionRequest): string | undefined => {
     const context = request.context as { request?: Request } | undefined;
     if (!context) return undefined;
+    if (callers.has(context)) return callers.get(context);
     const viewer = viewerOf(context);
-    if (viewer?.role === 'ADMIN' && context.request?.headers.get(ENTITY_CACHE_BYPASS_HEADER) === 'bypass') return undefined;
-    return viewer ? `user:${viewer.userId}:${viewer.role}` : 'anonymous';
+    const bypass = viewer?.role === 'ADMIN' && context.request?.headers.get(ENTITY_CACHE_BYPASS_HEADER) === 'bypass';
+    const caller = bypass ? undefined : JSON.stringify(viewer ? `user:${viewer.userId}:${viewer.role}` : 'anonymous');
+    callers.set(context, caller);
+    return caller;
+  };
+
+  /**
+   * A fetch's part of its entries' keys: the digest of its subgraph and document (once per document), then its other
+   * variables as JSON. JSON holds no NUL character (it writes U+0000 as an escape), so the NULs between the parts
+   * cannot be forged by a variable's value, nor by a caller's.
+   */
+  const documentDigests = new WeakMap<DocumentNode, Map<string, string>>();
+  const fetchKeyOf = (subgraph: string, document: DocumentNode, variables: string) => {
+    let bySubgraph = documentDigests.get(document);
+    if (!bySubgraph) documentDigests.set(document, (bySubgraph = new Map()));
+    let digest = bySubgraph.get(subgraph);
+    if (digest === undefined) bySubgraph.set(subgraph, (digest = hash(subgraph, printedOnce(document))));
+    return `${digest}\u0000${variables}`;
   };
 
   // What every entity of a type depends on but its own generation, one array for all of them (entity-store.ts).
@@ -308,10 +335,10 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   const entities = async (subgraph: string, shape: Extract<FetchShape, { kind: 'entities' }>, request: ExecutionRequest, executor: Executor, caller: string) => {
     const { representations, ...others } = request.variables as { representations?: unknown };
     if (!Array.isArray(representations)) return executor(request);
-    const fetchKey = hash(subgraph, printedOnce(request.document), JSON.stringify(others));
-    // An entry's key: the fetch's and its reader's digest, then the representation's text (no digest per entity).
-    const publicKey = `${hash(fetchKey, 'public')}\u0000`;
-    const callerKey = `${hash(fetchKey, caller)}\u0000`;
+    // An entry's key: the fetch's, its reader, then the representation's text (no digest per fetch or entity).
+    const fetchKey = fetchKeyOf(subgraph, request.document, JSON.stringify(others));
+    const publicKey = `${fetchKey}\u0000${PUBLIC_READER}\u0000`;
+    const callerKey = `${fetchKey}\u0000${caller}\u0000`;
     // Per representation: its type's policy, key and generations; undefined where nothing may be kept.
     const plans = (representations as Representation[]).map((representation) => {
       const type = typeof representation?.__typename === 'string' ? representation.__typename : undefined;
@@ -373,7 +400,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   const rootFields = async (subgraph: string, shape: Extract<FetchShape, { kind: 'root' }>, request: ExecutionRequest, executor: Executor, caller: string) => {
     const { policy, entity } = shape;
     const type = 'Query';
-    const key = hash(subgraph, printedOnce(request.document), JSON.stringify(request.variables ?? {}), policy.shared ? 'public' : caller);
+    const key = `${fetchKeyOf(subgraph, request.document, JSON.stringify(request.variables ?? {}))}\u0000${policy.shared ? PUBLIC_READER : caller}`;
     const id = entity && ('value' in entity.id ? entity.id.value : request.variables?.[entity.id.variable]);
     const dependencies =
       entity && (typeof id === 'string' || typeof id === 'number')

@@ -107,10 +107,11 @@ export class BoundedEntries {
   private bytes = 0;
   constructor(private readonly bounds: MemoryBounds) {}
 
-  get(key: string, stamp: string): string | undefined {
+  /** `now`: Date.now(), read once for every entry a lookup reads. */
+  get(key: string, stamp: string, now = Date.now()): string | undefined {
     const entry = this.held.get(key);
     if (!entry) return undefined;
-    if (entry.stamp !== stamp || entry.expires <= Date.now()) {
+    if (entry.stamp !== stamp || entry.expires <= now) {
       this.delete(key, entry);
       return undefined;
     }
@@ -219,7 +220,8 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       }
     },
     async read(keys, stamps) {
-      const values = keys.map((key, i) => local.get(key, stamps[i]!));
+      const now = Date.now();
+      const values = keys.map((key, i) => local.get(key, stamps[i]!, now));
       const missing = keys.flatMap((key, i) => (values[i] === undefined ? [i] : []));
       if (missing.length === 0) return values;
       try {
@@ -274,7 +276,8 @@ export function memoryEntityStore(bounds: MemoryBounds): EntityStore {
       return stampsOf(epoch, dependencies, (name) => generations.get(name) ?? UNSET);
     },
     async read(keys, stamps) {
-      return keys.map((key, i) => local.get(key, stamps[i]!));
+      const now = Date.now();
+      return keys.map((key, i) => local.get(key, stamps[i]!, now));
     },
     write(entries) {
       for (const { key, stamp, value, ttlMs } of entries) local.set(key, stamp, value, Date.now() + ttlMs);
