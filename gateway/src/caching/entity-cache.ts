@@ -26,7 +26,7 @@ import {
 } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import { cacheHints } from './cache-control.js';
-import type { EntityStore, StoredEntry } from './entity-store.js';
+import type { Dependencies, EntityStore, StoredEntry } from './entity-store.js';
 import { entityKeys, fetchShape, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
@@ -322,12 +322,13 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   };
 
   // What every entity of a type depends on but its own generation, one array for all of them (entity-store.ts).
-  const sharedDependencies = new WeakMap<FetchPolicy, { withId: string[]; withoutId: string[] }>();
+  // (An entity without an ID depends on nothing of its own: its dependencies are the same object for all of them.)
+  const sharedDependencies = new WeakMap<FetchPolicy, { withId: string[]; withoutId: Dependencies }>();
   const sharedDependenciesOf = (type: string, policy: FetchPolicy) => {
     let shared = sharedDependencies.get(policy);
     if (!shared) {
       const withId = [purgeGeneration(type), ...policy.types.map(typeGeneration)];
-      sharedDependencies.set(policy, (shared = { withId, withoutId: [...withId, typeGeneration(type)] }));
+      sharedDependencies.set(policy, (shared = { withId, withoutId: { shared: [...withId, typeGeneration(type)] } }));
     }
     return shared;
   };
@@ -339,38 +340,38 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     const fetchKey = fetchKeyOf(subgraph, request.document, JSON.stringify(others));
     const publicKey = `${fetchKey}\u0000${PUBLIC_READER}\u0000`;
     const callerKey = `${fetchKey}\u0000${caller}\u0000`;
-    // Per representation: its type's policy, key and generations; undefined where nothing may be kept.
-    const plans = (representations as Representation[]).map((representation) => {
+    // The representations that may be kept, and for each its type, entry key, generations and TTL: arrays side by
+    // side, nothing allocated per entity but its key and its own generation.
+    const cacheable: number[] = [];
+    const types: string[] = [];
+    const keys: string[] = [];
+    const dependencies: Dependencies[] = [];
+    const ttls: number[] = [];
+    for (let i = 0; i < representations.length; i++) {
+      const representation = representations[i] as Representation | null | undefined;
       const type = typeof representation?.__typename === 'string' ? representation.__typename : undefined;
       const policy = type === undefined ? undefined : shape.policies.get(type);
-      if (!type || !policy || policy.maxAge <= 0) return undefined;
+      if (!representation || !type || !policy || policy.maxAge <= 0) continue;
       const id = typeof representation.id === 'string' || typeof representation.id === 'number' ? String(representation.id) : undefined;
       const shared = sharedDependenciesOf(type, policy);
-      return {
-        type,
-        ttlMs: policy.maxAge * 1000,
-        key: (policy.shared ? publicKey : callerKey) + JSON.stringify(representation),
-        dependencies: id === undefined ? { shared: shared.withoutId } : { shared: shared.withId, own: entityGeneration(type, id) },
-      };
-    });
-    const cacheable = plans.flatMap((plan, i) => (plan ? [i] : []));
+      cacheable.push(i);
+      types.push(type);
+      keys.push((policy.shared ? publicKey : callerKey) + JSON.stringify(representation));
+      dependencies.push(id === undefined ? shared.withoutId : { shared: shared.withId, own: entityGeneration(type, id) });
+      ttls.push(policy.maxAge * 1000);
+    }
     if (cacheable.length === 0) return executor(request);
-    const types = cacheable.map((i) => plans[i]!.type);
-    const stamps = await store.stamps(cacheable.map((i) => plans[i]!.dependencies));
+    const stamps = await store.stamps(dependencies);
     if (!stamps) {
       countLookups(subgraph, types, () => 'unavailable');
       return executor(request);
     }
-    const held = await store.read(
-      cacheable.map((i) => plans[i]!.key),
-      stamps,
-    );
+    const held = await store.read(keys, stamps);
     const answers: unknown[] = new Array(representations.length);
-    cacheable.forEach((i, n) => {
-      if (held[n] !== undefined) answers[i] = JSON.parse(held[n]!);
-    });
-    countLookups(subgraph, types, (n) => (answers[cacheable[n]!] === undefined ? 'miss' : 'hit'));
-    const missing = representations.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
+    for (let n = 0; n < cacheable.length; n++) if (held[n] !== undefined) answers[cacheable[n]!] = JSON.parse(held[n]!);
+    countLookups(subgraph, types, (n) => (held[n] === undefined ? 'miss' : 'hit'));
+    const missing: number[] = [];
+    for (let i = 0; i < representations.length; i++) if (answers[i] === undefined) missing.push(i);
     markSpan(request, representations.length - missing.length, missing.length);
     if (missing.length === 0) return { data: { _entities: answers } } satisfies Result;
 
@@ -382,11 +383,13 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     const errored = erroredPositions(fetched.errors as readonly GraphQLError[] | undefined);
     if (Array.isArray(list) && list.length === missing.length && errored) {
       const kept: StoredEntry[] = [];
-      const stampOf = new Map(cacheable.map((i, n) => [i, stamps[n]!]));
+      // Where each representation stands among the cacheable ones (-1: not cacheable).
+      const nth = new Array<number>(representations.length).fill(-1);
+      cacheable.forEach((i, n) => (nth[i] = n));
       missing.forEach((i, j) => {
         answers[i] = list[j];
-        const plan = plans[i];
-        if (plan && list[j] !== null && list[j] !== undefined && !errored.has(j)) kept.push({ key: plan.key, stamp: stampOf.get(i)!, value: JSON.stringify(list[j]), ttlMs: plan.ttlMs });
+        const n = nth[i]!;
+        if (n >= 0 && list[j] !== null && list[j] !== undefined && !errored.has(j)) kept.push({ key: keys[n]!, stamp: stamps[n]!, value: JSON.stringify(list[j]), ttlMs: ttls[n]! });
       });
       store.write(kept);
     }

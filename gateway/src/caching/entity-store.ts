@@ -222,7 +222,8 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     async read(keys, stamps) {
       const now = Date.now();
       const values = keys.map((key, i) => local.get(key, stamps[i]!, now));
-      const missing = keys.flatMap((key, i) => (values[i] === undefined ? [i] : []));
+      const missing: number[] = [];
+      for (let i = 0; i < values.length; i++) if (values[i] === undefined) missing.push(i);
       if (missing.length === 0) return values;
       try {
         const stored = await readMany(redis, missing.map((i) => entryKey(keys[i]!)));
