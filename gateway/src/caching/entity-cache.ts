@@ -389,7 +389,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       missing.forEach((i, j) => {
         answers[i] = list[j];
         const n = nth[i]!;
-        if (n >= 0 && list[j] !== null && list[j] !== undefined && !errored.has(j)) kept.push({ key: keys[n]!, stamp: stamps[n]!, value: JSON.stringify(list[j]), ttlMs: ttls[n]! });
+        if (n >= 0 && list[j] !== null && list[j] !== undefined && !errored.has(j)) kept.push({ key: keys[n]!, stamp: stamps.shared[n]!, own: stamps.own[n], value: JSON.stringify(list[j]), ttlMs: ttls[n]! });
       });
       store.write(kept);
     }
@@ -420,7 +420,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     if (held !== undefined) return { data: JSON.parse(held) as Record<string, unknown> } satisfies Result;
     const fetched = (await executor(request)) as Result | AsyncIterable<Result>;
     if (!isAsyncIterable(fetched) && fetched.data && !fetched.errors?.length) {
-      store.write([{ key, stamp: stamps[0]!, value: JSON.stringify(fetched.data), ttlMs: policy.maxAge * 1000 }]);
+      store.write([{ key, stamp: stamps.shared[0]!, own: undefined, value: JSON.stringify(fetched.data), ttlMs: policy.maxAge * 1000 }]);
     }
     return fetched;
   };

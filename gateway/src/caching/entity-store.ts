@@ -34,9 +34,9 @@ export interface Dependencies {
  */
 export interface EntityStore {
   /** The stamp now of each entry's generations; undefined when the store cannot vouch for any entry (Redis away). */
-  stamps(dependencies: readonly Dependencies[]): Promise<string[] | undefined>;
+  stamps(dependencies: readonly Dependencies[]): Promise<Stamps | undefined>;
   /** Each entry's value when it is kept with that stamp. */
-  read(keys: readonly string[], stamps: readonly string[]): Promise<(string | undefined)[]>;
+  read(keys: readonly string[], stamps: Stamps): Promise<(string | undefined)[]>;
   /** Keeps entries; never fails and never makes the caller wait. */
   write(entries: readonly StoredEntry[]): void;
   /** Gives each generation a new value; resolves once every replica reads it. Throws when it could not. */
@@ -45,9 +45,20 @@ export interface EntityStore {
   purgeAll(): Promise<void>;
 }
 
+/**
+ * Each entry's stamp in two parts, side by side (nothing joined per entry): the part it shares with the others of its
+ * kind (the epoch and their generations' values, joined once for them all) and its own entity's generation's value.
+ */
+export interface Stamps {
+  shared: string[];
+  own: (string | undefined)[];
+}
+
 export interface StoredEntry {
   key: string;
+  /** Its stamp's parts, as `stamps` gave them. */
   stamp: string;
+  own: string | undefined;
   value: string;
   ttlMs: number;
 }
@@ -57,21 +68,21 @@ export interface MemoryBounds {
   bytes: number;
 }
 
-/**
- * Each entry's stamp: the epoch and the values of its generations (`valueOf`), joined; the part an entry shares with
- * others of its kind is joined once for them all.
- */
-function stampsOf(epoch: string, dependencies: readonly Dependencies[], valueOf: (generation: string) => string): string[] {
+/** Each entry's stamp from the epoch and the values of its generations (`valueOf`). */
+function stampsOf(epoch: string, dependencies: readonly Dependencies[], valueOf: (generation: string) => string): Stamps {
   const sharedStamps = new Map<readonly string[], string>();
-  return dependencies.map(({ shared, own }) => {
+  const stamps: Stamps = { shared: new Array<string>(dependencies.length), own: new Array<string | undefined>(dependencies.length) };
+  dependencies.forEach(({ shared, own }, n) => {
     let stamp = sharedStamps.get(shared);
     if (stamp === undefined) {
       stamp = epoch;
       for (const generation of shared) stamp += `|${valueOf(generation)}`;
       sharedStamps.set(shared, stamp);
     }
-    return own === undefined ? stamp : `${stamp}|${valueOf(own)}`;
+    stamps.shared[n] = stamp;
+    stamps.own[n] = own === undefined ? undefined : valueOf(own);
   });
+  return stamps;
 }
 
 /** Every generation the entries depend on, each once. */
@@ -90,6 +101,7 @@ function distinctGenerations(dependencies: readonly Dependencies[]): string[] {
 
 interface Held {
   stamp: string;
+  own: string | undefined;
   value: string;
   expires: number;
   bytes: number;
@@ -107,11 +119,11 @@ export class BoundedEntries {
   private bytes = 0;
   constructor(private readonly bounds: MemoryBounds) {}
 
-  /** `now`: Date.now(), read once for every entry a lookup reads. */
-  get(key: string, stamp: string, now = Date.now()): string | undefined {
+  /** `stamp` and `own`: the parts of its stamp now (Stamps); `now`: Date.now(), read once for every entry a lookup reads. */
+  get(key: string, stamp: string, own: string | undefined, now = Date.now()): string | undefined {
     const entry = this.held.get(key);
     if (!entry) return undefined;
-    if (entry.stamp !== stamp || entry.expires <= now) {
+    if (entry.stamp !== stamp || entry.own !== own || entry.expires <= now) {
       this.delete(key, entry);
       return undefined;
     }
@@ -119,12 +131,12 @@ export class BoundedEntries {
     return entry.value;
   }
 
-  set(key: string, stamp: string, value: string, expires: number): void {
-    const bytes = 2 * (key.length + stamp.length + value.length);
+  set(key: string, stamp: string, own: string | undefined, value: string, expires: number): void {
+    const bytes = 2 * (key.length + stamp.length + (own?.length ?? 0) + value.length);
     if (bytes > this.bounds.bytes) return;
     const previous = this.held.get(key);
     if (previous) this.delete(key, previous);
-    this.held.set(key, { stamp, value, expires, bytes, read: false });
+    this.held.set(key, { stamp, own, value, expires, bytes, read: false });
     this.bytes += bytes;
     // A marked entry is unmarked and moved to the back, and so is the new one (it is never the one to go): once every
     // other entry has been passed over once, the next is unmarked, so the loop ends.
@@ -221,7 +233,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     },
     async read(keys, stamps) {
       const now = Date.now();
-      const values = keys.map((key, i) => local.get(key, stamps[i]!, now));
+      const values = keys.map((key, i) => local.get(key, stamps.shared[i]!, stamps.own[i], now));
       const missing: number[] = [];
       for (let i = 0; i < values.length; i++) if (values[i] === undefined) missing.push(i);
       if (missing.length === 0) return values;
@@ -230,10 +242,11 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
         missing.forEach((i, n) => {
           const json = stored[n];
           if (!json) return;
-          const entry = JSON.parse(json) as { s: string; x: number; v: string };
-          if (entry.s !== stamps[i] || entry.x <= Date.now()) return;
+          // An entry kept by a replica of another version (no `o`, or a stamp of another form) is a miss.
+          const entry = JSON.parse(json) as { s: string; o?: string; x: number; v: string };
+          if (entry.s !== stamps.shared[i] || entry.o !== stamps.own[i] || entry.x <= Date.now()) return;
           values[i] = entry.v;
-          local.set(keys[i]!, entry.s, entry.v, entry.x);
+          local.set(keys[i]!, entry.s, entry.o, entry.v, entry.x);
         });
       } catch (error) {
         logger.warn({ err: error }, 'entity cache: entries unreadable');
@@ -241,10 +254,10 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       return values;
     },
     write(entries) {
-      for (const { key, stamp, value, ttlMs } of entries) {
+      for (const { key, stamp, own, value, ttlMs } of entries) {
         const expires = Date.now() + ttlMs;
-        local.set(key, stamp, value, expires);
-        redis.set(entryKey(key), JSON.stringify({ s: stamp, x: expires, v: value }), 'PX', ttlMs).catch((error: unknown) => {
+        local.set(key, stamp, own, value, expires);
+        redis.set(entryKey(key), JSON.stringify({ s: stamp, o: own, x: expires, v: value }), 'PX', ttlMs).catch((error: unknown) => {
           logger.debug({ err: error }, 'entity cache: entry not kept');
         });
       }
@@ -278,10 +291,10 @@ export function memoryEntityStore(bounds: MemoryBounds): EntityStore {
     },
     async read(keys, stamps) {
       const now = Date.now();
-      return keys.map((key, i) => local.get(key, stamps[i]!, now));
+      return keys.map((key, i) => local.get(key, stamps.shared[i]!, stamps.own[i], now));
     },
     write(entries) {
-      for (const { key, stamp, value, ttlMs } of entries) local.set(key, stamp, value, Date.now() + ttlMs);
+      for (const { key, stamp, own, value, ttlMs } of entries) local.set(key, stamp, own, value, Date.now() + ttlMs);
     },
     async bump(names) {
       // Bounded like the entries: past the bound a new epoch, so that forgetting a generation revives nothing.

@@ -91,34 +91,39 @@ describe('the in-process store', () => {
   it('is bounded in entries and in bytes, the oldest going first unless read since it was last passed over', () => {
     const entries = new BoundedEntries({ entries: 2, bytes: 1000 });
     const later = Date.now() + 60_000;
-    entries.set('a', 's', 'A', later);
-    entries.set('b', 's', 'B', later);
-    expect(entries.get('a', 's')).toBe('A');
-    entries.set('c', 's', 'C', later);
-    expect([entries.get('a', 's'), entries.get('b', 's'), entries.get('c', 's')]).toEqual(['A', undefined, 'C']);
+    entries.set('a', 's', undefined, 'A', later);
+    entries.set('b', 's', undefined, 'B', later);
+    expect(entries.get('a', 's', undefined)).toBe('A');
+    entries.set('c', 's', undefined, 'C', later);
+    expect([entries.get('a', 's', undefined), entries.get('b', 's', undefined), entries.get('c', 's', undefined)]).toEqual(['A', undefined, 'C']);
     // Every entry read: one pass unmarks them, and the first passed over goes; the new one never does.
     const all = new BoundedEntries({ entries: 2, bytes: 1000 });
-    all.set('x', 's', 'X', later);
-    all.set('y', 's', 'Y', later);
-    expect([all.get('x', 's'), all.get('y', 's')]).toEqual(['X', 'Y']);
-    all.set('z', 's', 'Z', later);
-    expect([all.get('x', 's'), all.get('y', 's'), all.get('z', 's')]).toEqual([undefined, 'Y', 'Z']);
+    all.set('x', 's', undefined, 'X', later);
+    all.set('y', 's', undefined, 'Y', later);
+    expect([all.get('x', 's', undefined), all.get('y', 's', undefined)]).toEqual(['X', 'Y']);
+    all.set('z', 's', undefined, 'Z', later);
+    expect([all.get('x', 's', undefined), all.get('y', 's', undefined), all.get('z', 's', undefined)]).toEqual([undefined, 'Y', 'Z']);
     const bytes = new BoundedEntries({ entries: 100, bytes: 100 });
-    bytes.set('x', 's', 'y'.repeat(30), later);
-    bytes.set('z', 's', 'y'.repeat(30), later);
+    bytes.set('x', 's', undefined, 'y'.repeat(30), later);
+    bytes.set('z', 's', undefined, 'y'.repeat(30), later);
     expect(bytes.size.bytes).toBeLessThanOrEqual(100);
-    expect(bytes.get('x', 's')).toBeUndefined();
-    bytes.set('big', 's', 'y'.repeat(100), later);
-    expect(bytes.get('big', 's')).toBeUndefined();
+    expect(bytes.get('x', 's', undefined)).toBeUndefined();
+    bytes.set('big', 's', undefined, 'y'.repeat(100), later);
+    expect(bytes.get('big', 's', undefined)).toBeUndefined();
   });
 
-  it('serves an entry only with the stamp it was kept with, and not past its TTL', () => {
+  it('serves an entry only with the stamp it was kept with, both parts, and not past its TTL', () => {
     const entries = new BoundedEntries({ entries: 10, bytes: 10_000 });
-    entries.set('a', 'one', 'A', Date.now() + 60_000);
-    expect(entries.get('a', 'two')).toBeUndefined();
-    expect(entries.get('a', 'one')).toBeUndefined();
-    entries.set('b', 'one', 'B', Date.now() - 1);
-    expect(entries.get('b', 'one')).toBeUndefined();
+    entries.set('a', 'one', undefined, 'A', Date.now() + 60_000);
+    expect(entries.get('a', 'two', undefined)).toBeUndefined();
+    expect(entries.get('a', 'one', undefined)).toBeUndefined();
+    entries.set('b', 'one', undefined, 'B', Date.now() - 1);
+    expect(entries.get('b', 'one', undefined)).toBeUndefined();
+    // Its own entity's generation is the stamp's other part.
+    entries.set('c', 'one', 'x', 'C', Date.now() + 60_000);
+    expect(entries.get('c', 'one', 'x')).toBe('C');
+    expect(entries.get('c', 'one', 'y')).toBeUndefined();
+    expect(entries.get('c', 'one', 'x')).toBeUndefined();
   });
 
   it('a bumped generation changes the stamp of every entry depending on it, and nothing else', async () => {
@@ -129,19 +134,24 @@ describe('the in-process store', () => {
       { shared, own: 'e:Product:2' },
       { shared: ['p:Product', 't:Product'] },
     ];
-    const [first, second, list] = (await store.stamps(dependencies))!;
-    store.write([{ key: 'k', stamp: first!, value: 'v', ttlMs: 60_000 }]);
-    expect(await store.read(['k'], [first!])).toEqual(['v']);
+    // Each entry's stamp as one text, to compare: its shared part and its own.
+    const stampsNow = async () => {
+      const stamps = (await store.stamps(dependencies))!;
+      return { stamps, joined: stamps.shared.map((part, n) => `${part}|${stamps.own[n] ?? ''}`) };
+    };
+    const before = await stampsNow();
+    store.write([{ key: 'k', stamp: before.stamps.shared[0]!, own: before.stamps.own[0], value: 'v', ttlMs: 60_000 }]);
+    expect(await store.read(['k'], before.stamps)).toEqual(['v']);
     await store.bump(['e:Product:1']);
-    const [firstAfter, secondAfter, listAfter] = (await store.stamps(dependencies))!;
-    expect(firstAfter).not.toBe(first);
-    expect([secondAfter, listAfter]).toEqual([second, list]);
-    expect(await store.read(['k'], [firstAfter!])).toEqual([undefined]);
+    const after = await stampsNow();
+    expect(after.joined[0]).not.toBe(before.joined[0]);
+    expect(after.joined.slice(1)).toEqual(before.joined.slice(1));
+    expect(await store.read(['k'], after.stamps)).toEqual([undefined]);
     // A generation shared by entries of a kind changes each of their stamps.
     await store.bump(['t:Review']);
-    const [firstShared, secondShared, listShared] = (await store.stamps(dependencies))!;
-    expect([firstShared === firstAfter, secondShared === secondAfter, listShared === listAfter]).toEqual([false, false, true]);
+    const shared2 = await stampsNow();
+    expect(shared2.joined.map((stamp, n) => stamp === after.joined[n])).toEqual([false, false, true]);
     await store.purgeAll();
-    expect((await store.stamps(dependencies))![2]).not.toBe(listShared);
+    expect((await stampsNow()).joined[2]).not.toBe(shared2.joined[2]);
   });
 });
