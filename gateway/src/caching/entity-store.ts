@@ -242,7 +242,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
         missing.forEach((i, n) => {
           const json = stored[n];
           if (!json) return;
-          // An entry kept by a replica of another version (no `o`, or a stamp of another form) is a miss.
+          // No `o` where the entry has no entity of its own (older versions joined it into `s`: a miss here).
           const entry = JSON.parse(json) as { s: string; o?: string; x: number; v: string };
           if (entry.s !== stamps.shared[i] || entry.o !== stamps.own[i] || entry.x <= Date.now()) return;
           values[i] = entry.v;
