@@ -244,7 +244,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
           if (!json) return;
           // No `o` where the entry has no entity of its own (older versions joined it into `s`: a miss here).
           const entry = JSON.parse(json) as { s: string; o?: string; x: number; v: string };
-          if (entry.s !== stamps.shared[i] || entry.o !== stamps.own[i] || entry.x <= Date.now()) return;
+          if (entry.s !== stamps.shared[i] || entry.o !== stamps.own[i] || entry.x <= now) return;
           values[i] = entry.v;
           local.set(keys[i]!, entry.s, entry.o, entry.v, entry.x);
         });
