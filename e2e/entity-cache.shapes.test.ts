@@ -183,5 +183,27 @@ for (const where of ['in process', 'in Redis'] as const) {
       const hits = await readCounter(served.gateway.replace(/\/graphql$/, '/metrics'), 'gateway_entity_cache_lookups_total', { result: 'hit' });
       expect(hits).toBeGreaterThan(0);
     });
+
+    it("keeps a product whose key holds NULs, quotes and another product's key apart from that product, for every caller", async () => {
+      // An entry's key joins its parts with NULs and holds the representation's JSON (entity-cache.ts): this key tries
+      // to end one part early and pose as p1's representation, in the root field's variables and in b's `_entities`.
+      const forged = 'p1\u0000"public"\u0000{"__typename":"Product","upc":"p1"}';
+      names.set(forged, 'Forged');
+      const query = 'query ($upc: String!) { product(upc: $upc) { upc name stock } }';
+      try {
+        for (const round of ['cold', 'warm']) {
+          for (const bearer of [tokens.ADMIN, tokens.USER, undefined]) {
+            for (const upc of [forged, 'p1']) {
+              const ask = (url: string) => graphql(url, query, { variables: { upc }, ...(bearer ? { token: bearer } : {}) });
+              const read = (await ask(served.gateway)).body;
+              expect({ round, upc, read }).toEqual({ round, upc, read: (await ask(served.runtime)).body });
+              expect(read.data?.['product']).toEqual({ upc, name: names.get(upc), stock: upc.length * 7 });
+            }
+          }
+        }
+      } finally {
+        names.delete(forged);
+      }
+    });
   });
 }
