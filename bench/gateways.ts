@@ -20,6 +20,7 @@ import { startFlags } from '../scripts/deployment-files.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
 import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type OrdersRead, type Outcome, type Write } from './workloads.js';
+import { unpatchedServers } from './unpatched.js';
 import { GATEWAYS_HELP, GATEWAYS_OPTIONS, selectScenarios } from './gateways-options.js';
 
 const { values: options } = parseArgs({ options: GATEWAYS_OPTIONS });
@@ -55,6 +56,8 @@ async function heapSnapshot(gateway: Gateway, dir: string): Promise<string> {
     if (written && answering) return resolve(dir, written);
   }
 }
+
+const OTHERS = ['hive runtime', 'hive runtime + rust planner', '@apollo/gateway'];
 
 /** With --profile, ours and the bare runtime on the Rust planner write CPU profiles, each into a directory of its own. */
 const PROFILED = { ours: 'our gateway', bare: 'the bare runtime on the Rust planner' };
@@ -109,9 +112,11 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, name)}`] : [];
     await add(name, entry, () => [], { ...imageEnv(), ...oursEnv }, [...startFlags('gateway'), ...profile], false);
   }
-  await add('hive runtime', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port)]);
-  await add('hive runtime + rust planner', 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);
-  await add('@apollo/gateway', 'bench/servers/apollo-gateway.ts', (port) => [supergraphPath, String(port)]);
+  // The others as users install them: on the published packages, not on our patches.
+  const server = OTHERS.some((name) => wanted.includes(name)) ? unpatchedServers() : () => '';
+  await add('hive runtime', server('hive-runtime.ts'), (port) => [supergraphPath, String(port)]);
+  await add('hive runtime + rust planner', server('hive-runtime.ts'), (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);
+  await add('@apollo/gateway', server('apollo-gateway.ts'), (port) => [supergraphPath, String(port)]);
   return gateways;
 }
 
