@@ -48,7 +48,9 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
                       of ${SCENARIOS.map((scenario) => scenario.id).join(',')}: a-c send one identical request, d-g draw each request's arguments
                       from the seed (g mixes query shapes and writes)
   --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default
-                      ${GATEWAYS_OPTIONS.gateways.default}
+                      ${GATEWAYS_OPTIONS.gateways.default}; the others run on
+                      the packages as published, and "hive runtime + rust planner on our patches" (only when named)
+                      is that engine on our patched node_modules
   --profile <dir>     our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing into
                       ours/ and bare/ there, and their top self times are printed; each --ours-also checkout writes
                       into a directory of its name

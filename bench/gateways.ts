@@ -58,6 +58,7 @@ async function heapSnapshot(gateway: Gateway, dir: string): Promise<string> {
 }
 
 const OTHERS = ['hive runtime', 'hive runtime + rust planner', '@apollo/gateway'];
+const PATCHED_BARE = 'hive runtime + rust planner on our patches';
 
 /** With --profile, ours and the bare runtime on the Rust planner write CPU profiles, each into a directory of its own. */
 const PROFILED = { ours: 'our gateway', bare: 'the bare runtime on the Rust planner' };
@@ -117,6 +118,8 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
   await add('hive runtime', server('hive-runtime.ts'), (port) => [supergraphPath, String(port)]);
   await add('hive runtime + rust planner', server('hive-runtime.ts'), (port) => [supergraphPath, String(port), '--rust'], {}, [...heap, ...profiled('bare')]);
   await add('@apollo/gateway', server('apollo-gateway.ts'), (port) => [supergraphPath, String(port)]);
+  // Only when named: the same engine on our node_modules, to show what our patches buy it.
+  await add(PATCHED_BARE, 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust']);
   return gateways;
 }
 
