@@ -15,7 +15,7 @@ const scratch = mkdtempSync(resolve(REPO_ROOT, 'bench/out/unpatched-test-'));
 const tree = resolve(scratch, 'tree');
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** `git apply --check` of a patch in a directory, outside any repository: whether it would apply there as it stands. */
+/** Whether a patch would apply in a directory as it stands (`git apply --check`, looking for no repository above it). */
 const applies = (patch: string, dir: string, reverse: boolean): boolean => {
   try {
     execFileSync('git', ['apply', '--check', ...(reverse ? ['--reverse'] : []), resolve(PATCHES, patch)], { cwd: dir, env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir) }, stdio: 'ignore' });
