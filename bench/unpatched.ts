@@ -19,6 +19,14 @@ export function patchedPackages(patch: string): string[] {
 }
 
 /**
+ * `git apply <flags> <patch>` in `dir`, looking for no repository above it (git stops at its parent), so that it
+ * patches files as plain `patch` would. Throws when the patch does not apply.
+ */
+export function gitApply(patch: string, dir: string, ...flags: string[]): void {
+  execFileSync('git', ['apply', ...flags, patch], { cwd: dir, env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir) }, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/**
  * Writes bench/out/unpatched (git-ignored): node_modules as published and a copy of each server of bench/servers, so
  * that Node resolves the servers' packages there. Returns the path of a server in it. Fails if a patch does not come
  * back out cleanly: the tree would then not be what users install.
@@ -35,8 +43,7 @@ export function unpatchedServers(tree = TREE): (server: string) => string {
       rmSync(resolve(tree, root), { recursive: true, force: true });
       cpSync(resolve(ROOT, root), resolve(tree, root), { recursive: true, verbatimSymlinks: true });
     }
-    // Outside any repository (git stops looking at bench/out), `git apply` patches files as plain `patch` would.
-    execFileSync('git', ['apply', '--reverse', patch], { cwd: tree, env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(tree) }, stdio: ['ignore', 'ignore', 'inherit'] });
+    gitApply(patch, tree, '--reverse');
   }
   const servers = resolve(ROOT, 'bench/servers');
   for (const server of readdirSync(servers)) copyFileSync(resolve(servers, server), resolve(tree, server));

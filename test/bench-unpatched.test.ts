@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { dirname, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@ordergraph/composition';
-import { patchedPackages, unpatchedServers } from '../bench/unpatched.js';
+import { gitApply, patchedPackages, unpatchedServers } from '../bench/unpatched.js';
 
 const PATCHES = resolve(REPO_ROOT, 'patches');
 const patches = readdirSync(PATCHES).filter((file) => file.endsWith('.patch'));
@@ -15,10 +15,10 @@ const scratch = mkdtempSync(resolve(REPO_ROOT, 'bench/out/unpatched-test-'));
 const tree = resolve(scratch, 'tree');
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Whether a patch would apply in a directory as it stands (`git apply --check`, looking for no repository above it). */
+/** Whether a patch would apply in a directory as it stands. */
 const applies = (patch: string, dir: string, reverse: boolean): boolean => {
   try {
-    execFileSync('git', ['apply', '--check', ...(reverse ? ['--reverse'] : []), resolve(PATCHES, patch)], { cwd: dir, env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir) }, stdio: 'ignore' });
+    gitApply(resolve(PATCHES, patch), dir, '--check', ...(reverse ? ['--reverse'] : []));
     return true;
   } catch {
     return false;
@@ -33,6 +33,23 @@ describe('the benchmark on unpatched packages', () => {
       const named = file.replace(/\+[^+]+\.patch$/, '').replace('+', '/');
       expect(patchedPackages(readFileSync(resolve(PATCHES, file), 'utf8'))).toEqual([`node_modules/${named}`]);
     }
+  });
+
+  it('finds every package of a patch it did not write: unscoped, scoped and nested, each once', () => {
+    // patch-package's shapes beyond ours: several files of one package, a package nested in another's node_modules
+    // (its root is the outer package, whose copy holds it), and a `diff --git` line quoted in a hunk's text.
+    const patch = [
+      'diff --git a/node_modules/left-pad/index.js b/node_modules/left-pad/index.js',
+      '--- a/node_modules/left-pad/index.js',
+      '+++ b/node_modules/left-pad/index.js',
+      '@@ -1 +1 @@',
+      '-module.exports = 1;',
+      '+module.exports = 2; // diff --git a/node_modules/not-a-root/x.js',
+      'diff --git a/node_modules/left-pad/lib/util.js b/node_modules/left-pad/lib/util.js',
+      'diff --git a/node_modules/@scope/pkg/dist/index.cjs b/node_modules/@scope/pkg/dist/index.cjs',
+      'diff --git a/node_modules/outer/node_modules/inner/index.js b/node_modules/outer/node_modules/inner/index.js',
+    ].join('\n');
+    expect(patchedPackages(patch)).toEqual(['node_modules/left-pad', 'node_modules/@scope/pkg', 'node_modules/outer']);
   });
 
   it('takes every patch out of its copy and leaves our node_modules patched', () => {
