@@ -131,6 +131,11 @@ export class BoundedEntries {
     return entry.value;
   }
 
+  /** `get` for each key with its stamp's parts, the clock read once for them all. */
+  getAll(keys: readonly string[], stamps: Stamps, now = Date.now()): (string | undefined)[] {
+    return keys.map((key, i) => this.get(key, stamps.shared[i]!, stamps.own[i], now));
+  }
+
   set(key: string, stamp: string, own: string | undefined, value: string, expires: number): void {
     const bytes = 2 * (key.length + stamp.length + (own?.length ?? 0) + value.length);
     if (bytes > this.bounds.bytes) return;
@@ -233,7 +238,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     },
     async read(keys, stamps) {
       const now = Date.now();
-      const values = keys.map((key, i) => local.get(key, stamps.shared[i]!, stamps.own[i], now));
+      const values = local.getAll(keys, stamps, now);
       const missing: number[] = [];
       for (let i = 0; i < values.length; i++) if (values[i] === undefined) missing.push(i);
       if (missing.length === 0) return values;
@@ -290,8 +295,7 @@ export function memoryEntityStore(bounds: MemoryBounds): EntityStore {
       return stampsOf(epoch, dependencies, (name) => generations.get(name) ?? UNSET);
     },
     async read(keys, stamps) {
-      const now = Date.now();
-      return keys.map((key, i) => local.get(key, stamps.shared[i]!, stamps.own[i], now));
+      return local.getAll(keys, stamps);
     },
     write(entries) {
       for (const { key, stamp, own, value, ttlMs } of entries) local.set(key, stamp, own, value, Date.now() + ttlMs);
