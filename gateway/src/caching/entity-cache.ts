@@ -361,7 +361,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       ttls.push(policy.maxAge * 1000);
     }
     if (cacheable.length === 0) return executor(request);
-    const stamps = await store.stamps(dependencies);
+    const stamps = await store.stamps(dependencies, request.context);
     if (!stamps) {
       countLookups(subgraph, types, () => 'unavailable');
       return executor(request);
@@ -409,7 +409,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       entity && (typeof id === 'string' || typeof id === 'number')
         ? [purgeGeneration(entity.type), entityGeneration(entity.type, String(id)), ...policy.types.map(typeGeneration)]
         : [...(entity ? [entity.type] : []), ...policy.types].map(rootGeneration);
-    const stamps = await store.stamps([{ shared: dependencies }]);
+    const stamps = await store.stamps([{ shared: dependencies }], request.context);
     if (!stamps) {
       lookups.inc({ subgraph, type, result: 'unavailable' });
       return executor(request);

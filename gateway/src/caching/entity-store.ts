@@ -2,11 +2,22 @@
 // with a small bounded layer in this process; without Redis, this process alone (one replica, development).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger, Redis } from '@ordergraph/core';
-import { isConnected, readMany, readsOf } from '../server/shared-state.js';
+import { isConnected, oncePerTurn, readMany, readsOf } from '../server/shared-state.js';
 
 const PREFIX = 'ordergraph:entity:';
 /** A random value shared by every replica; every stamp starts with it, so replacing it drops every entry at once. */
 const EPOCH_KEY = `${PREFIX}epoch`;
+/**
+ * A stream of the generations each write set, appended once they are set: what a replica reads to keep its mirror of
+ * the generations true (redisEntityStore). Each change's `g` field is a JSON array of generation names, or `*` for
+ * all of them (a new epoch).
+ */
+const CHANGES_KEY = `${PREFIX}changes`;
+const EVERYTHING = '*';
+/** About how many changes the stream keeps; a replica that has not read it since the oldest starts its mirror anew. */
+const CHANGES_KEPT = 10_000;
+/** The most changes one read of the stream takes; past it, the mirror starts anew. */
+const CHANGES_READ = 1_000;
 const generationKey = (generation: string) => `${PREFIX}gen:${generation}`;
 // Redis holds an entry under the digest of its key, whose text may be long; this process under the key itself.
 const entryKey = (key: string) => `${PREFIX}data:${createHash('sha256').update(key).digest('base64url')}`;
@@ -33,8 +44,11 @@ export interface Dependencies {
  * written late by a read that raced the write carries the stamp read before it, and is a miss too.
  */
 export interface EntityStore {
-  /** The stamp now of each entry's generations; undefined when the store cannot vouch for any entry (Redis away). */
-  stamps(dependencies: readonly Dependencies[]): Promise<Stamps | undefined>;
+  /**
+   * The stamp of each entry's generations, no older than when the first lookup of `request` (a request's context)
+   * began; undefined when the store cannot vouch for any entry (Redis away).
+   */
+  stamps(dependencies: readonly Dependencies[], request?: object): Promise<Stamps | undefined>;
   /** Each entry's value when it is kept with that stamp. */
   read(keys: readonly string[], stamps: Stamps): Promise<(string | undefined)[]>;
   /** Keeps entries; never fails and never makes the caller wait. */
@@ -173,29 +187,90 @@ export class BoundedEntries {
 }
 
 /**
- * Redis holds the entries (each with its TTL), the generations (each kept longer than any entry: `generationTtlMs`) and
- * the epoch. Every read first reads the generations it needs, in one command shared with the reads of the same turn of
- * the event loop; the entries this process holds with that stamp need nothing more, the others one more round. While
- * Redis is away nothing is served and nothing kept. A replica that lost Redis (its connection closed, a command failed,
- * a write's generations not set) serves nothing more until it has replaced the epoch, which drops every entry anywhere:
- * a write that could not reach Redis meanwhile, through this replica or another, leaves no entry to be served stale
- * once Redis is back.
+ * Redis holds the entries (each with its TTL), the generations (each kept longer than any entry: `generationTtlMs`),
+ * the epoch and the stream of changes. This process holds a small bounded layer of entries, and a mirror of the
+ * generations it has read.
+ *
+ * The mirror is what spares a request's lookups a Redis read per step of its plan: a request's first lookup reads the
+ * stream once (one XRANGE shared by the requests of a turn of the event loop) from where the mirror last read it, and
+ * drops from the mirror every generation a write set since; from then on its lookups take the mirror's values, and
+ * read from Redis only the generations it lacks (one MGET shared by a turn's lookups). A write sets its generations
+ * and then appends them to the stream before its response leaves, so a request that begins after it, through any
+ * replica, drops them: reads stay your own writes across replicas. A value read from Redis joins the mirror only if no
+ * change was read between the read being sent and its answer (else it may predate that change).
+ *
+ * While Redis is away nothing is served and nothing kept. A replica that lost Redis (its connection closed, a command
+ * failed, a write's generations not set) serves nothing more until it has replaced the epoch, which drops every entry
+ * anywhere: a write that could not reach Redis meanwhile, through this replica or another, leaves no entry to be
+ * served stale once Redis is back.
  */
 export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationTtlMs: number, logger: Logger): EntityStore {
   const local = new BoundedEntries(bounds);
-  // The generations through the reads a turn of the event loop shares (the lookups in flight read the same ones); the
-  // entries this process lacks at once, as soon as the generations are known: two lookups rarely read the same one,
-  // so sharing would only make them wait a turn.
   const readGenerations = readsOf(redis);
+  // The generations (and the epoch, under its key) as read; `position`: the last change of the stream they account
+  // for, undefined while there is none to read from (at first, after Redis was lost, or while starting anew).
+  const mirror = new Map<string, string>();
+  let position: string | undefined;
+  const forget = () => {
+    mirror.clear();
+    position = undefined;
+  };
   let unsure = false;
   const lost = () => {
     unsure = true;
+    forget();
     local.clear();
   };
   redis.on('close', lost);
+
+  const appendChange = async (generations: readonly string[] | typeof EVERYTHING): Promise<string> => {
+    const [id] = await Promise.all([
+      redis.xadd(CHANGES_KEY, 'MAXLEN', '~', String(CHANGES_KEPT), '*', 'g', generations === EVERYTHING ? EVERYTHING : JSON.stringify(generations)),
+      redis.pexpire(CHANGES_KEY, generationTtlMs),
+    ]);
+    return id!;
+  };
+  /** Brings the mirror up to the stream's end: every change before this read began is accounted for once it resolves. */
+  const follow = oncePerTurn(async () => {
+    const from = position;
+    const changes = from === undefined ? [] : await redis.xrange(CHANGES_KEY, from, '+', 'COUNT', CHANGES_READ + 1);
+    if (position !== undefined && position !== from) {
+      // Another read of the stream moved the mirror on meanwhile (or started it anew, from a later change): this one's
+      // changes are dropped all the same, which is never wrong.
+      for (const [, fields] of changes) drop(fields);
+      return;
+    }
+    if (position !== undefined && changes[0]?.[0] === from && changes.length <= CHANGES_READ) {
+      for (const [id, fields] of changes.slice(1)) {
+        drop(fields);
+        position = id;
+      }
+      return;
+    }
+    // No mirror yet, or its position no longer in the stream (trimmed, expired, Redis restarted empty), or too far
+    // behind: it starts anew, from a change of nothing appended now.
+    forget();
+    position = await appendChange([]);
+  });
+  const drop = (fields: string[]) => {
+    const names = fields[1];
+    if (names === EVERYTHING) mirror.clear();
+    else for (const name of JSON.parse(names ?? '[]') as string[]) mirror.delete(name);
+  };
+  // Per request (its context): its first lookup's read of the stream.
+  const followed = new WeakMap<object, Promise<void>>();
+  const followFor = (request: object | undefined): Promise<void> => {
+    if (!request) return follow();
+    let done = followed.get(request);
+    if (!done) followed.set(request, (done = follow()));
+    return done;
+  };
+
   const renewEpoch = async () => {
     await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS);
     local.clear();
+    forget();
+    await appendChange(EVERYTHING);
   };
   const usable = async (): Promise<boolean> => {
     if (!isConnected(redis)) {
@@ -213,23 +288,39 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     }
   };
   return {
-    async stamps(dependencies) {
+    async stamps(dependencies, request) {
       if (!(await usable())) return undefined;
-      const names = distinctGenerations(dependencies);
-      const keys = new Array<string>(names.length + 1);
-      keys[0] = EPOCH_KEY;
-      for (let i = 0; i < names.length; i++) keys[i + 1] = generationKey(names[i]!);
       try {
+        await followFor(request);
+        const names = distinctGenerations(dependencies);
+        const epoch = mirror.get(EPOCH_KEY);
+        const missing = epoch === undefined ? names : names.filter((name) => !mirror.has(name));
+        if (epoch !== undefined && missing.length === 0) return stampsOf(epoch, dependencies, (name) => mirror.get(name)!);
+        // Those it holds as they are now: the mirror may change while the others are read.
+        const current = new Map<string, string>();
+        for (const name of names) if (epoch !== undefined && mirror.has(name)) current.set(name, mirror.get(name)!);
+        const keys = new Array<string>(missing.length + 1);
+        keys[0] = EPOCH_KEY;
+        for (let i = 0; i < missing.length; i++) keys[i + 1] = generationKey(missing[i]!);
+        const sentAt = position;
         const values = await readGenerations(keys);
-        const epoch = values[0];
-        if (!epoch) {
-          // First use, or Redis restarted empty: an epoch no entry held anywhere can carry.
-          await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX');
+        const read = values[0];
+        if (!read) {
+          // First use, or Redis restarted empty: an epoch no entry held anywhere can carry, and every mirror anew.
+          if ((await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX')) === 'OK') await appendChange(EVERYTHING);
           return undefined;
         }
-        const current = new Map<string, string>();
-        for (let i = 0; i < names.length; i++) current.set(names[i]!, values[i + 1] ?? UNSET);
-        return stampsOf(epoch, dependencies, (name) => current.get(name)!);
+        const joins = sentAt !== undefined && position === sentAt;
+        // Bounded like the entries: a full mirror starts anew (empty, it is true at any position).
+        if (joins && mirror.size + missing.length > bounds.entries) mirror.clear();
+        if (joins) mirror.set(EPOCH_KEY, read);
+        for (let i = 0; i < missing.length; i++) {
+          const value = values[i + 1] ?? UNSET;
+          current.set(missing[i]!, value);
+          if (joins) mirror.set(missing[i]!, value);
+        }
+        // The epoch as read with the others: an entry stamped with it is then never older than what it was read with.
+        return stampsOf(read, dependencies, (name) => current.get(name)!);
       } catch (error) {
         lost();
         logger.warn({ err: error }, 'entity cache: generations unreadable');
@@ -271,8 +362,9 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       try {
         if (!isConnected(redis)) throw new Error('Redis is not connected');
         // A new random value, never a counter: a generation that expired and was set again cannot take the value an
-        // entry still held was stamped with.
+        // entry still held was stamped with. Then the change, for every replica's mirror.
         await Promise.all(generations.map((generation) => redis.set(generationKey(generation), fresh(), 'PX', generationTtlMs)));
+        await appendChange(generations);
       } catch (error) {
         lost();
         throw error;

@@ -36,6 +36,22 @@ export const readMany = (redis: Redis, keys: string[]): Promise<(string | null)[
   keys.length === 0 ? Promise.resolve([]) : redis.isCluster ? Promise.all(keys.map((key) => redis.get(key))) : redis.mget(keys);
 
 /**
+ * `run` once for every call made in one turn of the event loop, started after that turn (so it sees every write
+ * answered before any of its callers asked) and never shared with a later turn's callers.
+ */
+export function oncePerTurn<T>(run: () => Promise<T>): () => Promise<T> {
+  let next: Promise<T> | undefined;
+  return () =>
+    (next ??= new Promise<T>((resolve, reject) => {
+      // After this turn's I/O callbacks, so that every caller they started joins.
+      setImmediate(() => {
+        next = undefined;
+        run().then(resolve, reject);
+      });
+    }));
+}
+
+/**
  * `getMany` with the reads asked for in one turn of the event loop sent as one, each key once. Not DataLoader: its
  * `loadMany` makes a promise per key, and a lookup of a fetch of 400 entities asks for 400 generations at once.
  */

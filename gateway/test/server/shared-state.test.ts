@@ -1,9 +1,10 @@
 // The caches' reads of Redis: those asked for in one turn of the event loop leave as one MGET, each key once, and each
-// reader gets its own keys' values; a failed command fails every read that shared it. Against a private redis-server.
+// reader gets its own keys' values; a failed command fails every read that shared it; a task run once for a turn's
+// callers is never shared with a later turn's. Against a private redis-server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createRedis, type Redis } from '@ordergraph/core';
 import { startRedis, type TestRedis } from '@ordergraph/testkit';
-import { coalesced, readsOf } from '../../src/server/shared-state.js';
+import { coalesced, oncePerTurn, readsOf } from '../../src/server/shared-state.js';
 
 describe('coalesced reads', () => {
   it('sends the reads asked for in one turn of the event loop as one, each key once, each reader its own', async () => {
@@ -32,6 +33,29 @@ describe('coalesced reads', () => {
       throw new Error('not connected');
     });
     await expect(throwing(['a'])).rejects.toThrow('not connected');
+  });
+
+  it("runs a task once for the callers of one turn, after it, and never for a later turn's callers", async () => {
+    let runs = 0;
+    let release: () => void = () => {};
+    const task = oncePerTurn(async () => {
+      const run = ++runs;
+      await new Promise<void>((resolve) => (release = resolve));
+      return run;
+    });
+    const together = [task(), task()];
+    expect(runs).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toBe(1);
+    // Called while the first run is under way: a run of its own, which may see what was written meanwhile.
+    const later = task();
+    release();
+    expect(await Promise.all(together)).toEqual([1, 1]);
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    expect(await later).toBe(2);
+    const failing = oncePerTurn(() => Promise.reject(new Error('Redis away')));
+    await expect(Promise.all([failing(), failing()])).rejects.toThrow('Redis away');
   });
 
   it('reads a real Redis in one MGET for the reads of a turn, none for an empty read', async () => {

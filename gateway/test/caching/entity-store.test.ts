@@ -1,0 +1,118 @@
+// The entity cache's Redis store as two replicas use it, against a private redis-server: the generations a request's
+// lookups read once it has read the stream of changes, what another replica's write or purge changed read anew by the
+// next request, and a mirror that starts anew when the stream no longer holds where it had read to.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger, createRedis, type Redis } from '@ordergraph/core';
+import { startRedis, type TestRedis } from '@ordergraph/testkit';
+import { redisEntityStore, type Dependencies, type EntityStore, type Stamps } from '../../src/caching/entity-store.js';
+
+const logger = createLogger('entity-store-test', 'silent');
+const bounds = { entries: 100, bytes: 100_000 };
+const shared = ['p:Product', 't:Review'];
+const dependencies: Dependencies[] = [
+  { shared, own: 'e:Product:1' },
+  { shared, own: 'e:Product:2' },
+];
+/** Each entry's whole stamp as one text. */
+const joined = (stamps: Stamps | undefined) => stamps?.shared.map((part, n) => `${part}|${stamps.own[n] ?? ''}`);
+
+let server: TestRedis;
+let connections: Redis[] = [];
+let admin: Redis;
+let one: EntityStore;
+let other: EntityStore;
+
+/** Calls of each command since the last RESETSTAT. */
+async function commands(): Promise<Record<string, number>> {
+  const stats = await admin.info('commandstats');
+  return Object.fromEntries([...stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)].map(([, name, calls]) => [name!, Number(calls)]));
+}
+
+/** The stamps a new request (a context of its own) reads, until Redis has an epoch (the first read sets it). */
+async function stampsOfNewRequest(store: EntityStore): Promise<Stamps> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const stamps = await store.stamps(dependencies, {});
+    if (stamps) return stamps;
+  }
+  throw new Error('no stamps');
+}
+
+beforeAll(async () => {
+  server = await startRedis();
+  admin = createRedis(server.url, logger);
+});
+beforeEach(async () => {
+  await admin.flushall();
+  connections = [createRedis(server.url, logger), createRedis(server.url, logger)];
+  // Connected (ready) before the stores are used: one that is not serves nothing.
+  await Promise.all(connections.map((connection) => connection.ping()));
+  one = redisEntityStore(connections[0]!, bounds, 60_000, logger);
+  other = redisEntityStore(connections[1]!, bounds, 60_000, logger);
+});
+afterEach(() => {
+  for (const connection of connections) connection.disconnect();
+});
+afterAll(async () => {
+  admin?.disconnect();
+  await server?.close();
+});
+
+describe('the Redis entity store', () => {
+  it("reads the generations once, then only the stream once per request; another replica's write is read anew by the next request", async () => {
+    const first = await stampsOfNewRequest(one);
+    await admin.config('RESETSTAT');
+    const request = {};
+    const again = await one.stamps(dependencies, request);
+    expect(joined(again)).toEqual(joined(first));
+    // The same request's later lookups read nothing more.
+    await one.stamps(dependencies, request);
+    expect(await commands()).toMatchObject({ xrange: 1 });
+    expect((await commands())['mget']).toBeUndefined();
+
+    await other.bump(['e:Product:1']);
+    const after = await one.stamps(dependencies, {});
+    expect(joined(after)![0]).not.toBe(joined(first)![0]);
+    expect(joined(after)![1]).toBe(joined(first)![1]);
+    // Only the generation the write set was read again.
+    expect(await commands()).toMatchObject({ xrange: 2, mget: 1 });
+    // A request that began before the write reads no older generations than those it began with: here the new one.
+    expect(joined(await one.stamps(dependencies, request))).toEqual(joined(after));
+
+    // A generation every entry shares, then a purge (a new epoch): each changes every stamp on the other replica.
+    await other.bump(['t:Review']);
+    const shared = await one.stamps(dependencies, {});
+    expect(joined(shared)!.map((stamp, n) => stamp === joined(after)![n])).toEqual([false, false]);
+    await other.purgeAll();
+    const purged = await stampsOfNewRequest(one);
+    expect(joined(purged)!.map((stamp, n) => stamp === joined(shared)![n])).toEqual([false, false]);
+  });
+
+  it('starts its mirror anew when the stream no longer holds where it read to: changes lost to trimming are never missed', async () => {
+    const first = await stampsOfNewRequest(one);
+    // A write whose change the stream lost (as trimming or expiry would lose it), then one it holds.
+    await admin.del('ordergraph:entity:changes');
+    await admin.set('ordergraph:entity:gen:e:Product:2', 'set-while-unseen', 'PX', 60_000);
+    await other.bump(['e:Product:1']);
+    const after = await one.stamps(dependencies, {});
+    expect(joined(after)![0]).not.toBe(joined(first)![0]);
+    expect(after!.own[1]).toBe('set-while-unseen');
+  });
+
+  it('vouches for nothing once Redis was emptied, and reads it all anew after', async () => {
+    const first = await stampsOfNewRequest(one);
+    await admin.flushall();
+    expect(await one.stamps(dependencies, {})).toBeUndefined();
+    const after = await stampsOfNewRequest(one);
+    expect(after.shared[0]).not.toBe(first.shared[0]);
+  });
+
+  it('stays true past its bound on generations', async () => {
+    const small = redisEntityStore(connections[0]!, { entries: 3, bytes: 100_000 }, 60_000, logger);
+    const many: Dependencies[] = Array.from({ length: 10 }, (_, n) => ({ shared, own: `e:Product:${n}` }));
+    const before = (await small.stamps(many, {})) ?? (await small.stamps(many, {}))!;
+    await other.bump(['e:Product:7']);
+    const after = (await small.stamps(many, {}))!;
+    expect(after.own.map((own, n) => own === before.own[n])).toEqual(many.map((_, n) => n !== 7));
+    expect(joined(await small.stamps(many, {}))).toEqual(joined(after));
+  });
+});
