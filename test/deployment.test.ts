@@ -24,7 +24,7 @@ const rootPackage = JSON.parse(read('package.json')) as { devDependencies: Recor
 // grown 2.5x past what survives a full collection; the gateway's 8 MB semi-spaces and 1.5x (what its requests in flight
 // hold is promoted and dies there).
 const subgraphHeap = ['--max-semi-space-size=16', '--heap-growing-percent=150'];
-const gatewayHeap = ['--max-semi-space-size=8', '--heap-growing-percent=50'];
+const gatewayHeap = ['--max-semi-space-size=8', '--heap-growing-percent=35'];
 const deployables = [
   { service: 'users', dir: 'services/users', port: loadUsersConfig({}).PORT, heap: subgraphHeap },
   { service: 'orders', dir: 'services/orders', port: loadOrdersConfig({}).PORT, heap: subgraphHeap },
