@@ -38,10 +38,10 @@ export interface Dependencies {
 
 /**
  * An entry is kept with the stamp of the generations it depends on as they were read before its subgraph was asked
- * (the epoch, its entity's, its type's, the types it holds): it is served only while the stamp read now is the same.
- * A write sets each generation it changed to a new random value before its response leaves, so from then on every
- * replica reads a new stamp and the old entries are misses, whichever process layer or Redis holds them; an entry
- * written late by a read that raced the write carries the stamp read before it, and is a miss too.
+ * (the epoch, its entity's, its type's, the types it holds): it is served only to a lookup that reads the same stamp.
+ * A write sets each generation it changed to a new random value before its response leaves, so every request that
+ * begins after it, on any replica, reads a new stamp and the old entries are misses, whichever process layer or Redis
+ * holds them; an entry written late by a read that raced the write carries the stamp read before it, and is a miss too.
  */
 export interface EntityStore {
   /**
