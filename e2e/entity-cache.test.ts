@@ -1,12 +1,12 @@
 // The entity cache (ENTITY_CACHE=on) on two gateway replicas sharing one Redis, beside a gateway without it in front
 // of the same subgraphs: the same answers whatever is cached, hits that ask no subgraph, a fetch narrowed to what the
-// cache lacks, no user reading another's data, every write read back through the other replica, and correct answers
-// while Redis is away.
+// cache lacks, no user reading another's data, every write read back through the other replica (over HTTP and over a
+// WebSocket opened before it), and correct answers while Redis is away.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, toGlobalId } from '@ordergraph/core';
 import { createGateway, type Gateway } from '@ordergraph/gateway';
 import { loadGatewayConfig } from '@ordergraph/gateway/config';
-import { graphql, readCounter, token } from '@ordergraph/testkit';
+import { graphql, readCounter, subscribe, token, wsClient } from '@ordergraph/testkit';
 import { TEST_SIGNING_SECRET, startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 // Users and orders carry no hints: these make their fetches cacheable (kept per caller, neither subgraph being listed
@@ -149,6 +149,25 @@ describe('the entity cache', () => {
     expect(cancelled.errors).toBeUndefined();
     expect((await ask(one, names, variables, alice)).data!['order'].status).toBe('CANCELLED');
     expect((await ask(one, list, {}, alice)).data!['user'].orders.find((o: { id: string }) => o.id === order).status).toBe('CANCELLED');
+  });
+
+  it('reads a write back through a WebSocket opened before it: each operation reads the changes anew', async () => {
+    const [one, two] = supergraph.gatewayUrls as [string, string];
+    const query = 'query ($id: ID!) { product(id: $id) { name } }';
+    const client = wsClient(one, { token: alice });
+    try {
+      const name = async () => (await subscribe(client, query, { id: product(16) }).received(1))[0]!.data!['product'].name as string;
+      expect(await name()).not.toBe('Renamed over HTTP');
+      const hits = await lookups(one, { subgraph: 'catalog', type: 'Query', result: 'hit' });
+      expect(await name()).not.toBe('Renamed over HTTP');
+      // Answered from the cache over the WebSocket, as over HTTP.
+      expect(await lookups(one, { subgraph: 'catalog', type: 'Query', result: 'hit' })).toBe(hits + 1);
+      const renamed = await ask(two, 'mutation ($id: ID!) { updateProduct(id: $id, input: { name: "Renamed over HTTP" }) { id name } }', { id: product(16) }, admin);
+      expect(renamed.errors).toBeUndefined();
+      expect(await name()).toBe('Renamed over HTTP');
+    } finally {
+      await client.dispose();
+    }
   });
 
   it("drops what a write's subgraph declares it changed, and keeps every other caller's and order's entries", async () => {
