@@ -230,6 +230,12 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     ]);
     return id!;
   };
+  /** Drops from the mirror what a change of the stream names. */
+  const drop = (fields: string[]) => {
+    const names = fields[1];
+    if (names === EVERYTHING) mirror.clear();
+    else for (const name of JSON.parse(names ?? '[]') as string[]) mirror.delete(name);
+  };
   /** Brings the mirror up to the stream's end: every change before this read began is accounted for once it resolves. */
   const follow = oncePerTurn(async () => {
     const from = position;
@@ -252,11 +258,6 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     forget();
     position = await appendChange([]);
   });
-  const drop = (fields: string[]) => {
-    const names = fields[1];
-    if (names === EVERYTHING) mirror.clear();
-    else for (const name of JSON.parse(names ?? '[]') as string[]) mirror.delete(name);
-  };
   // Per request (its context): its first lookup's read of the stream.
   const followed = new WeakMap<object, Promise<void>>();
   const followFor = (request: object | undefined): Promise<void> => {
@@ -294,11 +295,15 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
         await followFor(request);
         const names = distinctGenerations(dependencies);
         const epoch = mirror.get(EPOCH_KEY);
-        const missing = epoch === undefined ? names : names.filter((name) => !mirror.has(name));
-        if (epoch !== undefined && missing.length === 0) return stampsOf(epoch, dependencies, (name) => mirror.get(name)!);
-        // Those it holds as they are now: the mirror may change while the others are read.
+        if (epoch !== undefined && names.every((name) => mirror.has(name))) return stampsOf(epoch, dependencies, (name) => mirror.get(name)!);
+        // Those the mirror holds, as they are now (it may change while the others are read), and the others.
         const current = new Map<string, string>();
-        for (const name of names) if (epoch !== undefined && mirror.has(name)) current.set(name, mirror.get(name)!);
+        const missing: string[] = [];
+        for (const name of names) {
+          const held = epoch === undefined ? undefined : mirror.get(name);
+          if (held === undefined) missing.push(name);
+          else current.set(name, held);
+        }
         const keys = new Array<string>(missing.length + 1);
         keys[0] = EPOCH_KEY;
         for (let i = 0; i < missing.length; i++) keys[i + 1] = generationKey(missing[i]!);

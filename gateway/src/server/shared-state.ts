@@ -52,44 +52,29 @@ export function oncePerTurn<T>(run: () => Promise<T>): () => Promise<T> {
 }
 
 /**
- * `getMany` with the reads asked for in one turn of the event loop sent as one, each key once. Not DataLoader: its
- * `loadMany` makes a promise per key, and a lookup of a fetch of 400 entities asks for 400 generations at once.
+ * `getMany` with the reads asked for in one turn of the event loop sent as one (oncePerTurn), each key once. Not
+ * DataLoader: its `loadMany` makes a promise per key, and a lookup of a fetch of 400 entities asks for 400 generations
+ * at once.
  */
 export function coalesced(getMany: (keys: string[]) => Promise<(string | null)[]>): (keys: readonly string[]) => Promise<(string | null)[]> {
-  interface Batch {
-    keys: string[];
-    indexOf: Map<string, number>;
-    readers: { keys: readonly string[]; resolve: (values: (string | null)[]) => void; reject: (error: unknown) => void }[];
-  }
-  let next: Batch | undefined;
-  const send = () => {
-    const batch = next!;
-    next = undefined;
-    // A getMany that throws at once fails its readers too, never the process (this runs from setImmediate).
-    new Promise<(string | null)[]>((resolve) => resolve(getMany(batch.keys))).then(
-      (values) => {
-        for (const { keys, resolve } of batch.readers) resolve(keys.map((key) => values[batch.indexOf.get(key)!] ?? null));
-      },
-      (error: unknown) => {
-        for (const { reject } of batch.readers) reject(error);
-      },
-    );
-  };
-  return (keys) => {
-    if (keys.length === 0) return Promise.resolve([]);
-    return new Promise((resolve, reject) => {
-      if (!next) {
-        next = { keys: [], indexOf: new Map(), readers: [] };
-        // After this turn's I/O callbacks, so that every lookup they started joins.
-        setImmediate(send);
-      }
-      for (const key of keys) {
-        if (next.indexOf.has(key)) continue;
-        next.indexOf.set(key, next.keys.length);
-        next.keys.push(key);
-      }
-      next.readers.push({ keys, resolve, reject });
-    });
+  // The keys of the turn's reads, each once, and where each stands among them.
+  let keys: string[] = [];
+  let indexOf = new Map<string, number>();
+  const send = oncePerTurn(async () => {
+    const [sent, index] = [keys, indexOf];
+    keys = [];
+    indexOf = new Map();
+    return { values: await getMany(sent), index };
+  });
+  return async (wanted) => {
+    if (wanted.length === 0) return [];
+    for (const key of wanted) {
+      if (indexOf.has(key)) continue;
+      indexOf.set(key, keys.length);
+      keys.push(key);
+    }
+    const { values, index } = await send();
+    return wanted.map((key) => values[index.get(key)!] ?? null);
   };
 }
 
