@@ -1,6 +1,7 @@
 // The entity cache's Redis store as two replicas use it, against a private redis-server: the generations a request's
 // lookups read once it has read the stream of changes, what another replica's write or purge changed read anew by the
-// next request, and a mirror that starts anew when the stream no longer holds where it had read to.
+// next request, a mirror that starts anew when the stream no longer holds where it had read to, and changes in the
+// stream that it did not write.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, createRedis, type Redis } from '@ordergraph/core';
 import { startRedis, type TestRedis } from '@ordergraph/testkit';
@@ -66,8 +67,9 @@ describe('the Redis entity store', () => {
     expect(joined(again)).toEqual(joined(first));
     // The same request's later lookups read nothing more.
     await one.stamps(dependencies, request);
-    expect(await commands()).toMatchObject({ xrange: 1 });
-    expect((await commands())['mget']).toBeUndefined();
+    const counts = await commands();
+    expect(counts).toMatchObject({ xrange: 1 });
+    expect(counts['mget']).toBeUndefined();
 
     await other.bump(['e:Product:1']);
     const after = await one.stamps(dependencies, {});
@@ -104,6 +106,21 @@ describe('the Redis entity store', () => {
     expect(await one.stamps(dependencies, {})).toBeUndefined();
     const after = await stampsOfNewRequest(one);
     expect(after.shared[0]).not.toBe(first.shared[0]);
+  });
+
+  it('survives changes it did not write: a malformed one makes it vouch for nothing, then start anew with a new epoch', async () => {
+    const first = await stampsOfNewRequest(one);
+    for (const foreign of [['g', 'not json'], ['g', '{"an":"object"}'], ['other', 'field']]) {
+      // Something else appends to the stream (an older or foreign writer, a hand in redis-cli).
+      await admin.xadd('ordergraph:entity:changes', '*', ...foreign);
+      expect(await one.stamps(dependencies, {})).toBeUndefined();
+      const after = await stampsOfNewRequest(one);
+      expect(after.shared[0]!.split('|')[0]).not.toBe(first.shared[0]!.split('|')[0]);
+    }
+    // And a write after it is still read anew.
+    const before = await stampsOfNewRequest(one);
+    await other.bump(['e:Product:2']);
+    expect((await one.stamps(dependencies, {}))!.own[1]).not.toBe(before.own[1]);
   });
 
   it('stays true past its bound on generations', async () => {
