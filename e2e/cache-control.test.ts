@@ -21,6 +21,11 @@ interface SubgraphCall {
 const SUBGRAPHS = ['users', 'orders', 'catalog'];
 const subgraphCalls: SubgraphCall[] = [];
 const proxies: http.Server[] = [];
+/**
+ * Subgraph answers to hold back: a call whose query contains `match` is answered by its subgraph at once, and that
+ * answer reaches the gateway only once `release` resolves (a slow network after the read).
+ */
+const holds: { match: string; held: () => void; release: Promise<void> }[] = [];
 
 /** A proxy in front of a subgraph that notes every call the gateways make to it (its URL known once it has started). */
 async function recordingProxy(subgraph: string): Promise<string> {
@@ -32,6 +37,12 @@ async function recordingProxy(subgraph: string): Promise<string> {
     if (req.method === 'POST') subgraphCalls.push({ subgraph, query: (JSON.parse(body) as { query: string }).query });
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))) as Record<string, string>;
     const answer = await fetch(supergraph.subgraphUrl(subgraph), { method: req.method!, headers, ...(req.method === 'POST' ? { body } : {}) });
+    const hold = holds.find(({ match }) => body.includes(match));
+    if (hold) {
+      holds.splice(holds.indexOf(hold), 1);
+      hold.held();
+      await hold.release;
+    }
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -223,10 +234,32 @@ describe('the response cache', () => {
       { variables: { id, input: { name: `${original.name} II`, price: newPrice, salePrice: null } }, token: admin },
     );
     expect(update.body.errors).toBeUndefined();
-    const fresh = await eventually(
-      async () => (await graphql(supergraph.url, query)).body.data!.product,
-      (product) => product.name === `${original.name} II`,
+    // The very next read, through either replica.
+    for (const url of supergraph.gatewayUrls) expect((await graphql(url, query)).body.data!.product).toEqual({ name: `${original.name} II`, currentPrice: newPrice });
+  });
+
+  it('never serves a fill that read its subgraph before a write and was stored after the write was answered', async () => {
+    const id = productId(33);
+    const query = `{ product(id: "${id}") { name } }`;
+    // A fill whose catalog answer (the old name) is held until the write below has been answered.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => holds.push({ match: id, held: resolve, release: new Promise((done) => (release = done)) }));
+    const fill = graphql(supergraph.gatewayUrls[0]!, query);
+    await held;
+    const update = await graphql(
+      supergraph.gatewayUrls[1]!,
+      `mutation ($id: ID!) { updateProduct(id: $id, input: { name: "Renamed while a fill was on its way" }) { id name } }`,
+      { variables: { id }, token: admin },
     );
-    expect(fresh).toEqual({ name: `${original.name} II`, currentPrice: newPrice });
+    expect(update.body.errors).toBeUndefined();
+    release();
+    const stale = (await fill).body.data!.product.name;
+    expect(stale).not.toBe('Renamed while a fill was on its way');
+    // The old answer is stored now, after the write; no request that began after the write reads it.
+    await eventually(cachedResponses, (keys) => keys.some(Boolean));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const url of [...supergraph.gatewayUrls, ...supergraph.gatewayUrls]) {
+      expect((await graphql(url, query)).body.data!.product.name).toBe('Renamed while a fill was on its way');
+    }
   });
 });

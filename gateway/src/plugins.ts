@@ -8,7 +8,7 @@ import { signingSecret, type Logger, type Redis, type TokenVerifier } from '@ord
 import type { Registry } from 'prom-client';
 import { createCacheControl } from './caching/cache-control.js';
 import { createEntityCache } from './caching/entity-cache.js';
-import { memoryEntityStore, redisEntityStore } from './caching/entity-store.js';
+import { memoryEntityStore, redisEntityStore, type EntityStore } from './caching/entity-store.js';
 import { useClientIdentity } from './clients/identity.js';
 import { useSharedResponseCache } from './caching/response-cache.js';
 import { introspectionMode, type GatewayConfig } from './config.js';
@@ -82,6 +82,11 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
   const manifest = config.PERSISTED_QUERIES_MANIFEST
     ? watchManifest(config.PERSISTED_QUERIES_MANIFEST, config.PERSISTED_QUERIES_MANIFEST_POLL_MS, logger)
     : EMPTY_MANIFEST;
+  // The generations both caches check, and every write bumps (caching/entity-store.ts).
+  const memoryBounds = { entries: config.ENTITY_CACHE_MEMORY_ENTRIES, bytes: config.ENTITY_CACHE_MEMORY_BYTES };
+  // Generations outlive every entry stamped with them, with a minute to spare.
+  const generationTtlMs = (config.ENTITY_CACHE_MAX_TTL + 60) * 1000;
+  const generations = redis ? redisEntityStore(redis, memoryBounds, generationTtlMs, logger) : memoryEntityStore(memoryBounds);
 
   return [
     // First, so that its request span holds every other plugin's work.
@@ -170,6 +175,8 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       cacheControl.plugin,
       useSharedResponseCache({
         redis,
+        generations,
+        memory: RESPONSE_CACHE_MEMORY,
         logger,
         maxAge: (request) => {
           const policy = cacheControl.policyOf(request);
@@ -177,7 +184,6 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
         },
         // Not for a request that turns override labels on (progressive-override.ts): the other side's answer.
         cacheable: (request, context) => viewerOf(context) === null && !wantsTracing(request) && !namesOverrideLabels(request, config.OVERRIDE_LABELS_HEADER),
-        mutates: (context) => readOperation((context as { params?: { query?: string } }).params ?? {})?.operation.operation === 'mutation',
       }),
       // Times the execution itself, reporting the cost the limits measured.
       useTracing({
@@ -193,7 +199,8 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
       useQueryCancellation(),
       // After every plugin that wraps the subgraph executor, so that an entity served from the cache meets no
       // timeout, retry or breaker, and a fetch narrowed to what the cache lacks is shared, timed and signed as sent.
-      ...(config.ENTITY_CACHE === 'on' ? [entityCache(options)] : []),
+      // Always there: it bumps what every write changed, for the response cache too.
+      entityCache(options, generations),
       useReadinessReport(readinessEndpoint, subgraphCalls.states),
       useResponseHeaders(),
       // Last, so that it shares the subscribe function every other plugin has settled on.
@@ -202,13 +209,14 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
   ];
 }
 
-function entityCache({ config, logger, registry, redis }: PluginOptions): GatewayPlugin {
-  const bounds = { entries: config.ENTITY_CACHE_MEMORY_ENTRIES, bytes: config.ENTITY_CACHE_MEMORY_BYTES };
-  // Generations outlive every entry stamped with them (entity-store.ts), with a minute to spare.
-  const generationTtlMs = (config.ENTITY_CACHE_MAX_TTL + 60) * 1000;
+/** Responses one gateway keeps without Redis (development). */
+const RESPONSE_CACHE_MEMORY = { entries: 1000, bytes: 16 * 1024 * 1024 };
+
+function entityCache({ config, logger, registry }: PluginOptions, store: EntityStore): GatewayPlugin {
   const secret = signingSecret(config);
   return createEntityCache({
-    store: redis ? redisEntityStore(redis, bounds, generationTtlMs, logger) : memoryEntityStore(bounds),
+    store,
+    fetches: config.ENTITY_CACHE,
     logger,
     registry,
     sign: secret ? requestSigner(secret) : undefined,

@@ -27,6 +27,7 @@ import {
 import { Counter, type Registry } from 'prom-client';
 import { cacheHints } from './cache-control.js';
 import type { Dependencies, EntityStore, StoredEntry } from './entity-store.js';
+import { entityGeneration, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
 import { entityKeys, fetchShape, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
@@ -38,22 +39,16 @@ export const ENTITY_CACHE_PURGE_PATH = '/entity-cache/purge';
 
 export interface EntityCacheOptions extends PolicySettings {
   store: EntityStore;
+  /**
+   * Which query fetches are kept: `on` every cacheable one (per caller where not shared), `public` those shared by
+   * every caller only, `off` none. Writes bump their generations whatever it says (the response cache checks them).
+   */
+  fetches: 'off' | 'public' | 'on';
   logger: Logger;
   registry: Registry;
   /** Signs a subgraph request again once narrowed to the representations not held (subgraphs/upstream.ts). */
   sign: ((request: ExecutionRequest) => ExecutionRequest) | undefined;
 }
-
-/**
- * The generations an entry depends on (entity-store.ts). An entity's entry (or a root field's that names its entity by
- * ID): its own, its type's purge, and `t:` of each type it holds; any other root field's: `r:` of each type it holds.
- * A write bumps its entities' own and `r:` of their types; `t:` too when its subgraph did not declare what it changed
- * (then any list of that type anywhere may have changed).
- */
-const entityGeneration = (type: string, id: string) => `e:${type}:${id}`;
-const purgeGeneration = (type: string) => `p:${type}`;
-const typeGeneration = (type: string) => `t:${type}`;
-const rootGeneration = (type: string) => `r:${type}`;
 
 /** The prefix of the aliases under which the response cache adds `__typename` and `id` to a mutation it executes. */
 const RESPONSE_CACHE_ALIAS = '__responseCache';
@@ -273,12 +268,19 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   });
 
   const shapeOf = (document: DocumentNode, subgraph: string): FetchShape => {
-    if (!served) return { kind: 'uncached' };
+    if (!served || options.fetches === 'off') return { kind: 'uncached' };
     let bySubgraph = served.shapes.get(document);
     if (!bySubgraph) served.shapes.set(document, (bySubgraph = new Map()));
     let shape = bySubgraph.get(subgraph);
-    if (!shape) bySubgraph.set(subgraph, (shape = fetchShape(served, document, subgraph, options)));
+    if (!shape) bySubgraph.set(subgraph, (shape = keptFetches(fetchShape(served, document, subgraph, options))));
     return shape;
+  };
+  /** A fetch's shape with what the setting does not keep left out. */
+  const keptFetches = (shape: FetchShape): FetchShape => {
+    if (options.fetches === 'on' || shape.kind === 'uncached') return shape;
+    if (shape.kind === 'root') return shape.policy.shared ? shape : { kind: 'uncached' };
+    const policies = new Map([...shape.policies].filter(([, policy]) => policy.shared));
+    return policies.size > 0 ? { kind: 'entities', policies } : { kind: 'uncached' };
   };
 
   const bump = async (generations: string[], cause: 'mutation' | 'declared' | 'purge') => {

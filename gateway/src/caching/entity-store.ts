@@ -14,6 +14,17 @@ const EPOCH_KEY = `${PREFIX}epoch`;
  */
 const CHANGES_KEY = `${PREFIX}changes`;
 const EVERYTHING = '*';
+/** The generations a change of the stream names, or undefined when it is not one this store wrote. */
+function namesIn(fields: string[]): string[] | typeof EVERYTHING | undefined {
+  if (fields.length !== 2 || fields[0] !== 'g') return undefined;
+  if (fields[1] === EVERYTHING) return EVERYTHING;
+  try {
+    const names: unknown = JSON.parse(fields[1]!);
+    return Array.isArray(names) && names.every((name) => typeof name === 'string') ? names : undefined;
+  } catch {
+    return undefined;
+  }
+}
 /** About how many changes the stream keeps; a replica that has not read it since the oldest starts its mirror anew. */
 const CHANGES_KEPT = 10_000;
 /** The most changes one read of the stream takes; past it, the mirror starts anew. */
@@ -57,6 +68,17 @@ export interface EntityStore {
   bump(generations: readonly string[]): Promise<void>;
   /** Drops every entry of every replica. */
   purgeAll(): Promise<void>;
+  /**
+   * Where the changes stand for this request (a request's context), no older than when its first call began: a mark to
+   * keep with what it reads next (the response cache's fills). Undefined when the store cannot vouch (Redis away).
+   */
+  mark(request: object): Promise<string | undefined>;
+  /**
+   * Whether none of the generations changed after `mark`, as far as this replica has read the changes: true only when
+   * it knows every change since `mark`. Called after `mark(request)`, so that it knows every change acknowledged before
+   * the request began.
+   */
+  unchangedSince(generations: readonly string[], mark: string): boolean;
 }
 
 /**
@@ -186,6 +208,60 @@ export class BoundedEntries {
   }
 }
 
+/** Orders two marks: stream IDs (`<ms>-<seq>`) of Redis, or `0-<n>` of one process. */
+export function compareMarks(a: string, b: string): number {
+  const dashA = a.indexOf('-');
+  const dashB = b.indexOf('-');
+  return Number(a.slice(0, dashA)) - Number(b.slice(0, dashB)) || Number(a.slice(dashA + 1)) - Number(b.slice(dashB + 1));
+}
+
+/** Past every mark: what is known before a first reading of the changes vouches for nothing. */
+const UNKNOWN = `${Number.MAX_SAFE_INTEGER}-0`;
+
+/**
+ * The changes a replica has read since it started reading them (`startAt`): the latest mark of each generation changed,
+ * bounded; a generation forgotten moves `floor` past its change, so that no mark before it is vouched for.
+ */
+export class ChangesSeen {
+  private readonly latest = new Map<string, string>();
+  private floor = UNKNOWN;
+  private everything = '0-0';
+  constructor(private readonly bound: number) {}
+
+  startAt(mark: string): void {
+    this.latest.clear();
+    this.floor = mark;
+    this.everything = '0-0';
+  }
+
+  record(mark: string, generations: readonly string[] | typeof EVERYTHING): void {
+    if (generations === EVERYTHING) {
+      if (compareMarks(mark, this.everything) > 0) this.everything = mark;
+      return;
+    }
+    for (const generation of generations) {
+      const known = this.latest.get(generation);
+      if (known !== undefined && compareMarks(known, mark) >= 0) continue;
+      this.latest.delete(generation);
+      this.latest.set(generation, mark);
+    }
+    for (const [generation, forgotten] of this.latest) {
+      if (this.latest.size <= this.bound) break;
+      this.latest.delete(generation);
+      if (compareMarks(forgotten, this.floor) > 0) this.floor = forgotten;
+    }
+  }
+
+  unchangedSince(generations: readonly string[], mark: string): boolean {
+    if (compareMarks(mark, this.floor) < 0 || compareMarks(mark, this.everything) < 0) return false;
+    for (const generation of generations) {
+      const changed = this.latest.get(generation);
+      if (changed !== undefined && compareMarks(changed, mark) > 0) return false;
+    }
+    return true;
+  }
+}
+
 /**
  * Redis holds the entries (each with its TTL), the generations (each kept longer than any entry: `generationTtlMs`),
  * the epoch and the stream of changes. This process holds a small bounded layer of entries, and a mirror of the
@@ -211,9 +287,16 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
   // for, undefined while there is none to read from (at first, after Redis was lost, or while starting anew).
   const mirror = new Map<string, string>();
   let position: string | undefined;
+  // The changes read since the mirror's position was last set anew (what `unchangedSince` answers from), and the epoch
+  // read with them: a mark is `<epoch>/<position>`, so that no mark taken before Redis was emptied (its stream's IDs
+  // start again) is compared with the new stream's.
+  const seen = new ChangesSeen(CHANGES_KEPT);
+  let markedEpoch: string | undefined;
   const forget = () => {
     mirror.clear();
     position = undefined;
+    seen.startAt(UNKNOWN);
+    markedEpoch = undefined;
   };
   let unsure = false;
   const lost = () => {
@@ -230,33 +313,54 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     ]);
     return id!;
   };
-  /** Drops from the mirror what a change of the stream names. */
-  const drop = (fields: string[]) => {
-    const names = fields[1];
+  /** Drops from the mirror what a change of the stream names, and notes it as seen. Throws on a change it cannot read. */
+  const drop = (id: string, fields: string[]) => {
+    const names = namesIn(fields);
+    if (names === undefined) throw new Error(`entity cache: unreadable change ${id} in the stream`);
     if (names === EVERYTHING) mirror.clear();
-    else for (const name of JSON.parse(names ?? '[]') as string[]) mirror.delete(name);
+    else for (const name of names) mirror.delete(name);
+    seen.record(id, names);
   };
   /** Brings the mirror up to the stream's end: every change before this read began is accounted for once it resolves. */
   const follow = oncePerTurn(async () => {
     const from = position;
-    const changes = from === undefined ? [] : await redis.xrange(CHANGES_KEY, from, '+', 'COUNT', CHANGES_READ + 1);
+    const [changes, epoch] = await Promise.all([from === undefined ? [] : redis.xrange(CHANGES_KEY, from, '+', 'COUNT', CHANGES_READ + 1), redis.get(EPOCH_KEY)]);
+    // First use, or Redis emptied: an epoch no mark or stamp held anywhere can carry (vouched for from the next read).
+    if (epoch === null && (await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX')) === 'OK') await appendChange(EVERYTHING);
     if (position !== undefined && position !== from) {
       // Another read of the stream moved the mirror on meanwhile (or started it anew, from a later change): this one's
       // changes are dropped all the same, which is never wrong.
-      for (const [, fields] of changes) drop(fields);
+      for (const [id, fields] of changes) drop(id, fields);
+      markedEpoch = epoch ?? undefined;
       return;
     }
     if (position !== undefined && changes[0]?.[0] === from && changes.length <= CHANGES_READ) {
       for (const [id, fields] of changes.slice(1)) {
-        drop(fields);
+        drop(id, fields);
         position = id;
       }
+      markedEpoch = epoch ?? undefined;
       return;
     }
     // No mirror yet, or its position no longer in the stream (trimmed, expired, Redis restarted empty), or too far
-    // behind: it starts anew, from a change of nothing appended now.
+    // behind: it starts anew, from the stream's latest changes (so that it vouches for the marks of what other replicas
+    // kept since the oldest of them), or from a change of nothing appended now when there are none.
     forget();
-    position = await appendChange([]);
+    const latest = (await redis.xrevrange(CHANGES_KEY, '+', '-', 'COUNT', CHANGES_READ)).reverse();
+    markedEpoch = epoch ?? undefined;
+    if (latest.length === 0) {
+      position = await appendChange([]);
+      seen.startAt(position);
+      return;
+    }
+    seen.startAt(latest[0]![0]);
+    for (const [id, fields] of latest) {
+      const names = namesIn(fields);
+      // What it cannot read it vouches for nothing before.
+      if (names === undefined) seen.startAt(id);
+      else seen.record(id, names);
+    }
+    position = latest.at(-1)![0];
   });
   // Per request (its context): its first lookup's read of the stream.
   const followed = new WeakMap<object, Promise<void>>();
@@ -379,6 +483,21 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       local.clear();
       await renewEpoch();
     },
+    async mark(request) {
+      if (!(await usable())) return undefined;
+      try {
+        await followFor(request);
+        return markedEpoch === undefined || position === undefined ? undefined : `${markedEpoch}/${position}`;
+      } catch (error) {
+        lost();
+        logger.warn({ err: error }, 'entity cache: changes unreadable');
+        return undefined;
+      }
+    },
+    unchangedSince(generations, mark) {
+      const slash = mark.lastIndexOf('/');
+      return markedEpoch !== undefined && mark.slice(0, slash) === markedEpoch && seen.unchangedSince(generations, mark.slice(slash + 1));
+    },
   };
 }
 
@@ -387,6 +506,10 @@ export function memoryEntityStore(bounds: MemoryBounds): EntityStore {
   const local = new BoundedEntries(bounds);
   let epoch = fresh();
   let generations = new Map<string, string>();
+  // Marks are this process's count of changes.
+  let changes = 0;
+  const seen = new ChangesSeen(bounds.entries);
+  seen.startAt('0-0');
   return {
     async stamps(dependencies) {
       return stampsOf(epoch, dependencies, (name) => generations.get(name) ?? UNSET);
@@ -403,13 +526,20 @@ export function memoryEntityStore(bounds: MemoryBounds): EntityStore {
         generations = new Map();
         epoch = fresh();
         local.clear();
+        seen.record(`0-${++changes}`, EVERYTHING);
       }
       for (const name of names) generations.set(name, fresh());
+      seen.record(`0-${++changes}`, names);
     },
     async purgeAll() {
       epoch = fresh();
       generations = new Map();
       local.clear();
+      seen.record(`0-${++changes}`, EVERYTHING);
     },
+    async mark() {
+      return `0-${changes}`;
+    },
+    unchangedSince: (names, mark) => seen.unchangedSince(names, mark),
   };
 }

@@ -1,15 +1,16 @@
 // The response cache for public responses: Yoga's response cache kept in Redis, so replicas share it, each response for
-// the maxAge its Cache-Control header states.
+// the maxAge its Cache-Control header states, and checked on every read against the writes made since it was filled.
 import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
-import type { BuildResponseCacheKeyFunction, CacheEntityRecord } from '@envelop/response-cache';
-import { createInMemoryCache, useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
+import type { BuildResponseCacheKeyFunction } from '@envelop/response-cache';
+import { useResponseCache, type Cache } from '@graphql-yoga/plugin-response-cache';
 import type { Logger, Redis } from '@ordergraph/core';
 import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import { handleMaybePromise } from '@whatwg-node/promise-helpers';
 import stableStringify from 'fast-json-stable-stringify';
 import {
   Kind,
+  getNamedType,
   getOperationAST,
   isAbstractType,
   isCompositeType,
@@ -32,113 +33,108 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { isConnected } from '../server/shared-state.js';
+import { BoundedEntries, type EntityStore, type MemoryBounds } from './entity-store.js';
+import { responseDependencies } from './generations.js';
 
 const KEY_PREFIX = 'ordergraph:response:';
 /** The key of every request the cache neither reads nor fills. */
 const UNCACHED = 'uncached';
 
-/**
- * The index of responses by entity: `entity:<Type>` holds every response holding a Type, `entity:<Type>:<id>` those
- * holding that one. An entity given without an ID drops the first, with one the second (the in-memory cache's rules).
- */
-const indexKeys = ({ typename, id }: CacheEntityRecord, invalidating: boolean) => {
-  const identified = id !== undefined && id !== null;
-  const typeKey = `${KEY_PREFIX}entity:${typename}`;
-  if (invalidating) return [identified ? `${typeKey}:${id}` : typeKey];
-  return identified ? [typeKey, `${typeKey}:${id}`] : [typeKey];
-};
-const allIndexKeys = (entities: Iterable<CacheEntityRecord>, invalidating: boolean) => [...new Set([...entities].flatMap((entity) => indexKeys(entity, invalidating)))];
+/** Marks a type held in a response with no ID known (withMetadata): any write of the type drops that response. */
+const UNIDENTIFIED = '#unidentified';
 
 /**
- * Written here rather than taken from @envelop/response-cache-redis, whose entity index sets never expire and whose
- * keys carry no prefix. Each response is stored with its TTL; the set that indexes responses by entity expires with
- * the longest-lived response in it. A Redis failure is a cache miss, never a failed request.
+ * A response as kept: the mark of the changes its request had read before it executed (`m`), the generations it
+ * depends on (`d`), and the result (`v`). It is served only while no change read since names one of them.
  */
-function redisResponseCache(redis: Redis, logger: Logger): Cache {
+interface Kept {
+  m: string;
+  d: string[];
+  v: ExecutionResult;
+}
+
+/** Where kept responses live: Redis, shared by the replicas, or this process alone. Never fails a request. */
+interface KeptResponses {
+  get(key: string): Promise<Kept | undefined>;
+  set(key: string, kept: Kept, ttlMs: number): void;
+}
+
+function redisResponses(redis: Redis, logger: Logger): KeptResponses {
   const failed = (what: string) => (error: unknown) => {
     logger.warn({ err: error }, `response cache ${what} failed`);
     return undefined;
   };
   return {
-    get: async (id) =>
+    get: async (key) =>
       isConnected(redis)
         ? redis
-            .get(KEY_PREFIX + id)
-            .then((json) => (json ? JSON.parse(json) : undefined))
+            .get(KEY_PREFIX + key)
+            .then((json) => (json ? (JSON.parse(json) as Kept) : undefined))
             .catch(failed('read'))
         : undefined,
-    // Every command names one key (or keys of one index set), so each works in a Redis Cluster, where keys of
-    // different slots cannot share a command or a transaction. The index is written before the response it indexes:
-    // a response is never stored where an invalidation could miss it.
-    async set(id, result, entities, ttl) {
-      if (!(ttl > 0) || !Number.isFinite(ttl) || !isConnected(redis)) return;
-      const px = Math.ceil(ttl);
-      try {
-        await Promise.all(allIndexKeys(entities, false).map((key) => redis.multi().sadd(key, id).pexpire(key, px, 'NX').pexpire(key, px, 'GT').exec()));
-        await redis.set(KEY_PREFIX + id, JSON.stringify(result), 'PX', px);
-      } catch (error) {
-        failed('write')(error);
-      }
-    },
-    // Only the members read leave an index set: a response indexed meanwhile stays where the next invalidation finds it.
-    async invalidate(entities) {
-      if (!isConnected(redis)) return;
-      try {
-        const keys = allIndexKeys(entities, true);
-        const members = await Promise.all(keys.map((key) => redis.smembers(key)));
-        await Promise.all([
-          ...members.flat().map((id) => redis.del(KEY_PREFIX + id)),
-          ...keys.flatMap((key, i) => (members[i]!.length > 0 ? [redis.srem(key, ...members[i]!)] : [])),
-        ]);
-      } catch (error) {
-        failed('invalidation')(error);
-      }
+    set(key, kept, ttlMs) {
+      if (isConnected(redis)) redis.set(KEY_PREFIX + key, JSON.stringify(kept), 'PX', ttlMs).catch(failed('write'));
     },
   };
 }
 
-/** Marks a type held in a response with no ID known: every invalidation of the type drops that response. */
-const UNIDENTIFIED = '#unidentified';
+function memoryResponses(bounds: MemoryBounds): KeptResponses {
+  const held = new BoundedEntries(bounds);
+  return {
+    get: async (key) => {
+      const json = held.get(key, '', undefined);
+      return json === undefined ? undefined : (JSON.parse(json) as Kept);
+    },
+    set: (key, kept, ttlMs) => held.set(key, '', undefined, JSON.stringify(kept), Date.now() + ttlMs),
+  };
+}
 
 /**
- * The entity index's rules over either store. Entities come from results read without the cache's own fields, so an
- * entity may be known only by an interface or union (expanded to every object type that may stand there) and may have
- * no ID: a response holding `Type` with no ID is dropped by any invalidation of `Type`, and a mutation returning `Type`
- * with no ID drops every response holding `Type`. Root types are no entities; scalars and enums (the plugin infers a
- * null field's type) hold none. Over-invalidation is the price of never serving a stale entity.
+ * The kept responses as the plugins read them. The first read of a request takes the mark of the changes (its read of
+ * the stream of changes: entity-store.ts), so a response kept by a request whose mark predates a write this replica
+ * has read since is a miss, wherever and whenever it was stored: a fill that read its subgraphs before a write and was
+ * stored after it is never served to a request that began after the write's answer. A fill is kept with the mark its
+ * request took before it executed. A mutation drops nothing here: its bump of the generations, before its answer
+ * leaves (entity-cache.ts), is what every later read checks.
+ *
+ * The plugins call `get` and `set` without the request; `requestNow` names it, set around the (synchronous) calls
+ * that reach them (useSharedResponseCache).
  */
-export function indexingEntities(cache: Cache, schemaOf: () => GraphQLSchema | undefined): Cache {
-  const objectTypes = (typename: string): string[] => {
-    const schema = schemaOf();
-    const type = schema?.getType(typename);
-    if (!schema || !type) return [typename];
-    if ([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].includes(type as GraphQLObjectType)) return [];
-    if (isObjectType(type)) return [typename];
-    return isAbstractType(type) ? schema.getPossibleTypes(type).map(({ name }) => name) : [];
-  };
-  const expand = (entities: Iterable<CacheEntityRecord>, invalidating: boolean): CacheEntityRecord[] =>
-    [...entities].flatMap(({ typename, id }) => {
-      const marked = typename.endsWith(UNIDENTIFIED);
-      const identified = !marked && id !== undefined && id !== null;
-      return objectTypes(marked ? typename.slice(0, -UNIDENTIFIED.length) : typename).flatMap((type): CacheEntityRecord[] => {
-        if (identified) return invalidating ? [{ typename: type, id }, { typename: type + UNIDENTIFIED }] : [{ typename: type, id }];
-        return invalidating ? [{ typename: type }] : [{ typename: type }, { typename: type + UNIDENTIFIED }];
-      });
-    });
+function checkedResponses(kept: KeptResponses, generations: EntityStore, requestNow: () => object | undefined, schemaOf: () => GraphQLSchema | undefined): Cache {
+  const marks = new WeakMap<object, string | undefined>();
   return {
-    get: (id) => cache.get(id),
-    set: (id, result, entities, ttl) => cache.set(id, result, expand(entities, false), ttl),
-    invalidate: (entities) => cache.invalidate(expand(entities, true)),
+    async get(key) {
+      const context = requestNow();
+      if (!context) return undefined;
+      let mark = marks.get(context);
+      if (!marks.has(context)) marks.set(context, (mark = await generations.mark(context)));
+      if (mark === undefined) return undefined;
+      const found = await kept.get(key);
+      return found && generations.unchangedSince(found.d, found.m) ? found.v : undefined;
+    },
+    set(key, result, entities, ttl) {
+      const context = requestNow();
+      const mark = context && marks.get(context);
+      if (!context || mark === undefined || !(ttl > 0) || !Number.isFinite(ttl)) return;
+      const held = [...entities].map(({ typename, id }) =>
+        typename.endsWith(UNIDENTIFIED) ? { typename: typename.slice(0, -UNIDENTIFIED.length) } : { typename, id },
+      );
+      const dependencies = responseDependencies(schemaOf(), held, listedTypes.get(context) ?? []);
+      kept.set(key, { m: mark, d: dependencies, v: result }, Math.ceil(ttl));
+    },
+    invalidate() {},
   };
 }
 
 export interface ResponseCacheOptions {
   redis: Redis | undefined;
+  /** The generations and changes both caches check (entity-store.ts), bumped by every write. */
+  generations: EntityStore;
+  /** Responses this process keeps without Redis. */
+  memory: MemoryBounds;
   logger: Logger;
-  /** Whether this request may read or fill the cache (anonymous, not traced). Mutations always invalidate. */
+  /** Whether this request may read or fill the cache (anonymous, not traced). */
   cacheable(request: Request, context: unknown): boolean;
-  /** Whether the request's operation is a mutation. */
-  mutates(context: unknown): boolean;
   /** How long the request's response may be kept, in seconds: its cache policy (0: not at all). */
   maxAge(request: Request): number;
 }
@@ -335,14 +331,18 @@ const executingClientDocument =
       document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition] as const] : [])),
     );
     const rootSelections = rootSelectionsOf(operation);
+    const context = args.contextValue;
     return handleMaybePromise(
       () => execute({ ...args, document }),
       (result) => {
         if (!isAsyncIterable<Incremental>(result)) {
           const single = result as ExecutionResult;
+          if (context && typeof context === 'object') listedTypes.set(context, rootListings(args.schema, root, operation, fragments, single.data));
           return single.data ? { ...single, data: withMetadata({ schema: args.schema, root, fragments, landings: undefined }, single.data, root, rootSelections, []) } : single;
         }
-        // An answer in parts (@defer): each part lands on an object an earlier part delivered.
+        // An answer in parts (@defer): each part lands on an object an earlier part delivered. Its root fields' lists
+        // count whatever they found (the parts come later).
+        if (context && typeof context === 'object') listedTypes.set(context, rootListings(args.schema, root, operation, fragments, undefined));
         const walk: Walk = { schema: args.schema, root, fragments, landings: new Map() };
         return mapAsyncIterator(result, (part) => {
           const data = part.data ? withMetadata(walk, part.data, root, rootSelections, []) : part.data;
@@ -375,30 +375,56 @@ export const responseCacheKey: BuildResponseCacheKeyFunction = (params) =>
     .update([params.documentString, params.operationName ?? '', stableStringify(params.variableValues ?? {}), params.sessionId ?? ''].join('|'))
     .digest('hex');
 
-// Only anonymous queries are cached; a mutation through any replica drops the cached responses that contain the
-// entities it returns (Product:<id> after updateProduct), and every entry expires with its hint in any case.
+/**
+ * The types whose lists a response's root fields show (by context): every root field's, but one that names the entity
+ * it returns by its `id` argument and found it (its entity's own generation covers it).
+ */
+const listedTypes = new WeakMap<object, string[]>();
+
+function rootListings(schema: GraphQLSchema, root: GraphQLObjectType, operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, data: unknown): string[] {
+  const listed: string[] = [];
+  const values = (data ?? {}) as Record<string, unknown>;
+  for (const [key, field] of collectFields(schema, fragments, rootSelectionsOf(operation), root, root)) {
+    const definition = root.getFields()[field.name];
+    if (!definition || !isCompositeType(getNamedType(definition.type))) continue;
+    const unwrapped = isNonNullType(definition.type) ? definition.type.ofType : definition.type;
+    const byId = !isListType(unwrapped) && definition.args.some((argument) => argument.name === ID_FIELD);
+    if (!byId || values[key] === null || values[key] === undefined) listed.push(getNamedType(definition.type).name);
+  }
+  return listed;
+}
+
+// Only anonymous queries are cached, each response with the mark of the changes read before it executed and the
+// generations it depends on; it is served only while this replica has read no change of them since (requestView).
 // Conditional GETs (If-None-Match, If-Modified-Since) are answered 304 at the very end, once every other plugin, the
 // rate limit first, has run.
 export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPlugin {
   let schema: GraphQLSchema | undefined;
-  const store = indexingEntities(options.redis ? redisResponseCache(options.redis, options.logger) : createInMemoryCache(), () => schema);
-  // The plugin starts a mutation's invalidation and does not wait for it: responses wait here (onResponse) for those
-  // started, so that no read after a write's answer, through any replica, finds what the write changed.
-  const invalidations = new Set<Promise<void>>();
-  const invalidate: Cache['invalidate'] = (entities) => {
-    const done: Promise<void> = Promise.resolve(store.invalidate(entities)).finally(() => invalidations.delete(done));
-    invalidations.add(done);
-    return done;
+  const kept = options.redis ? redisResponses(options.redis, options.logger) : memoryResponses(options.memory);
+  // The request whose (synchronous) plugin hook is running: the plugins' reads and writes of the cache start within one.
+  let current: object | undefined;
+  const within = <T>(context: unknown, run: () => T): T => {
+    const outer = current;
+    current = context && typeof context === 'object' ? context : undefined;
+    try {
+      return run();
+    } finally {
+      current = outer;
+    }
   };
-  const { onRequest: _answeredTooEarly, ...cache } = useResponseCache({
-    cache: { ...store, invalidate },
+  const { onRequest: _answeredTooEarly, onParams, ...cache } = useResponseCache({
+    cache: checkedResponses(kept, options.generations, () => current, () => schema),
     // Everyone shares one public cache; authenticated queries never reach it (enabled below).
     session: () => null,
-    enabled: (request, context) => options.cacheable(request, context) || options.mutates(context),
-    // Those the cache cannot serve (a mutation only invalidates) need no key.
+    // Mutations are left alone: their bump of the generations is what drops what they changed.
+    enabled: (request, context) => options.cacheable(request, context),
     buildResponseCacheKey: (params) => (options.cacheable(params.request, params.context) ? responseCacheKey(params) : UNCACHED),
     // The TTL is the request's cache policy, the one its Cache-Control header states (cache-control.ts).
-    onTtl: ({ context }) => options.maxAge((context as { request: Request }).request) * 1000,
+    // Called just before the plugin keeps a result: `current` stays set for its `set`.
+    onTtl: ({ context }) => {
+      current = context && typeof context === 'object' ? context : undefined;
+      return options.maxAge((context as { request: Request }).request) * 1000;
+    },
     includeExtensionMetadata: false,
   });
   // The envelop plugin, which yoga's adds at init, executes through executingClientDocument.
@@ -408,16 +434,24 @@ export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPl
       addPlugin: (plugin) =>
         payload.addPlugin(
           plugin.onExecute
-            ? { ...plugin, onExecute: (params) => plugin.onExecute!({ ...params, executeFn: executingClientDocument(params.executeFn as Execute) as typeof params.executeFn }) }
+            ? {
+                ...plugin,
+                onExecute: (params) =>
+                  within(params.args.contextValue, () =>
+                    plugin.onExecute!({ ...params, executeFn: executingClientDocument(params.executeFn as Execute) as typeof params.executeFn }),
+                  ),
+              }
             : plugin,
         ),
     });
   const onSchemaChange: GatewayPlugin['onSchemaChange'] = (payload) => {
     schema = payload.schema;
   };
-  const onResponse: GatewayPlugin['onResponse'] = async (payload) => {
-    if (invalidations.size > 0) await Promise.all(invalidations);
-    await answerConditionalRequest!(payload);
-  };
-  return { ...cache, onPluginInit, onSchemaChange, onResponse } as GatewayPlugin;
+  return {
+    ...cache,
+    onPluginInit,
+    onParams: (payload: Parameters<NonNullable<typeof onParams>>[0]) => within(payload.context, () => onParams!(payload)),
+    onSchemaChange,
+    onResponse: answerConditionalRequest,
+  } as unknown as GatewayPlugin;
 }

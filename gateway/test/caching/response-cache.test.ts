@@ -1,10 +1,10 @@
-// The response cache's entity index: entities read from a result without the cache's own fields may be known only by
-// an interface or union, or have no ID, and an invalidation must still reach every response holding them.
+// What a whole response depends on: objects may be known only by an interface or union, or have no ID, and a write
+// must still reach every response holding them; and the response cache's key.
 import { buildSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { defaultBuildResponseCacheKey } from '@envelop/response-cache';
-import { createInMemoryCache } from '@graphql-yoga/plugin-response-cache';
-import { indexingEntities, responseCacheKey } from '../../src/caching/response-cache.js';
+import { responseDependencies } from '../../src/caching/generations.js';
+import { responseCacheKey } from '../../src/caching/response-cache.js';
 
 const schema = buildSchema(/* GraphQL */ `
   type Query { node(id: ID!): Node search: [Result!]! }
@@ -16,43 +16,21 @@ const schema = buildSchema(/* GraphQL */ `
   union Result = Product | Review
 `);
 
-/** A cache holding one response per entity list given, named by its key. */
-function filled(responses: Record<string, { typename: string; id?: string }[]>) {
-  const cache = indexingEntities(createInMemoryCache(), () => schema);
-  for (const [key, entities] of Object.entries(responses)) cache.set(key, { data: { key } }, entities, 60_000);
-  const kept = () => Object.keys(responses).filter((key) => cache.get(key) !== null);
-  return { cache, kept };
-}
-
-describe('the response cache index', () => {
-  it('drops a response holding an interface or union by any of its types', () => {
-    const { cache, kept } = filled({
-      node: [{ typename: 'Node', id: 'p1' }],
-      search: [{ typename: 'Result#unidentified', id: '?' }],
-      user: [{ typename: 'User', id: 'u1' }],
-    });
-    cache.invalidate([{ typename: 'Product', id: 'p1' }]);
-    expect(kept()).toEqual(['user']);
+describe('the generations a response depends on', () => {
+  it('are each object’s own, by every type an interface or union may stand for', () => {
+    expect(responseDependencies(schema, [{ typename: 'Node', id: 'p1' }], []).sort()).toEqual(
+      ['e:Product:p1', 'e:User:p1', 'p:Product', 'p:User', 't:Product', 't:User'].sort(),
+    );
   });
 
-  it('drops a response holding a type with no ID known on any change to that type, and only to that type', () => {
-    const { cache, kept } = filled({ nameOnly: [{ typename: 'Product#unidentified', id: '?' }], other: [{ typename: 'Product', id: 'p2' }] });
-    cache.invalidate([{ typename: 'User', id: 'u1' }]);
-    expect(kept()).toEqual(['nameOnly', 'other']);
-    cache.invalidate([{ typename: 'Product', id: 'p9' }]);
-    expect(kept()).toEqual(['other']);
+  it('are any write of its type for an object with no ID known, and for the types a root list returns', () => {
+    expect(responseDependencies(schema, [{ typename: 'Product' }], [])).toContain('r:Product');
+    expect(responseDependencies(schema, [{ typename: 'Product', id: 'p1' }], [])).not.toContain('r:Product');
+    expect(responseDependencies(schema, [], ['Result']).sort()).toEqual(['p:Product', 'p:Review', 'r:Product', 'r:Review', 't:Product', 't:Review'].sort());
   });
 
-  it('drops every response holding a type a mutation returned without its ID', () => {
-    const { cache, kept } = filled({ one: [{ typename: 'Product', id: 'p1' }], two: [{ typename: 'Node', id: 'p2' }], user: [{ typename: 'User', id: 'u1' }] });
-    cache.invalidate([{ typename: 'Product#unidentified', id: '?' }]);
-    expect(kept()).toEqual(['user']);
-  });
-
-  it('indexes no root type and no scalar: a mutation naming them drops nothing', () => {
-    const { cache, kept } = filled({ product: [{ typename: 'Query' }, { typename: 'String' }, { typename: 'Product', id: 'p1' }] });
-    cache.invalidate([{ typename: 'Query' }, { typename: 'Mutation' }, { typename: 'String' }]);
-    expect(kept()).toEqual(['product']);
+  it('name no root type and no scalar', () => {
+    expect(responseDependencies(schema, [{ typename: 'Query' }, { typename: 'String' }], ['Mutation'])).toEqual([]);
   });
 });
 
