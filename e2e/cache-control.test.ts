@@ -11,6 +11,7 @@ let supergraph: Supergraph;
 let inspect: Redis;
 let admin: string;
 let alice: string;
+const INVALIDATION_KEY = 'a-subgraph-team-invalidation-key-0000';
 const productId = (n: number) => toGlobalId('Product', `product-${String(n).padStart(4, '0')}`);
 
 /** A subgraph call the gateways made (through the recording proxies), with its query. */
@@ -53,7 +54,7 @@ async function recordingProxy(subgraph: string): Promise<string> {
 beforeAll(async () => {
   const urls = await Promise.all(SUBGRAPHS.map(recordingProxy));
   const gatewayEnv = Object.fromEntries(SUBGRAPHS.map((name, i) => [`SUBGRAPH_${name.toUpperCase()}_URL`, urls[i]!]));
-  supergraph = await startSupergraph({ gateways: 2, redis: true, gatewayEnv });
+  supergraph = await startSupergraph({ gateways: 2, redis: true, gatewayEnv: { ...gatewayEnv, CACHE_INVALIDATION_KEY: INVALIDATION_KEY } });
   inspect = supergraph.redis!.client;
   [admin, alice] = await Promise.all([token('ADMIN', 'user-0000'), token('USER', 'user-0001')]);
 });
@@ -261,5 +262,27 @@ describe('the response cache', () => {
     for (const url of [...supergraph.gatewayUrls, ...supergraph.gatewayUrls]) {
       expect((await graphql(url, query)).body.data!.product.name).toBe('Renamed while a fill was on its way');
     }
+  });
+
+  it('keeps a write straight to a subgraph until the hint runs out, unless its team invalidates what changed', async () => {
+    const id = productId(34);
+    const query = `{ product(id: "${id}") { name } }`;
+    const before = (await graphql(supergraph.url, query)).body.data!.product.name;
+    await eventually(cachedResponses, (keys) => keys.length > 0);
+    const write = await graphql(supergraph.subgraphUrl('catalog'), `mutation { updateProduct(id: "${id}", input: { name: "Renamed behind the gateway" }) { id } }`, { token: admin });
+    expect(write.body.errors).toBeUndefined();
+    // The gateway saw no write: the cached answer stands (its documented bound is the hint's maxAge).
+    expect((await graphql(supergraph.gatewayUrls[1]!, query)).body.data!.product.name).toBe(before);
+
+    const invalidate = (headers: Record<string, string>, body: unknown) =>
+      fetch(supergraph.url.replace(/\/graphql$/, '/cache/invalidate'), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const entity = [{ kind: 'entity', subgraph: 'catalog', type: 'Product', key: { id } }];
+    expect((await invalidate({ 'x-cache-invalidation-key': 'not-the-key' }, entity)).status).toBe(401);
+    expect((await invalidate({ authorization: `Bearer ${alice}` }, entity)).status).toBe(403);
+    expect((await invalidate({ 'x-cache-invalidation-key': INVALIDATION_KEY }, [{ kind: 'entity', type: 'Product' }])).status).toBe(400);
+    const done = await invalidate({ 'x-cache-invalidation-key': INVALIDATION_KEY }, entity);
+    expect(done.status).toBe(200);
+    expect(await done.json()).toEqual({ invalidated: [{ kind: 'entity', type: 'Product', id }] });
+    for (const url of supergraph.gatewayUrls) expect((await graphql(url, query)).body.data!.product.name).toBe('Renamed behind the gateway');
   });
 });

@@ -9,7 +9,7 @@ import { QUERY_PLANNERS } from './execution/query-planner.js';
 
 const GRAPHIQL_MODES = ['on', 'off'] as const;
 /** Paths the gateway serves already, which MCP_PATH may not take. */
-const RESERVED_PATHS = ['/graphql', '/healthz', '/readyz', '/metrics', '/entity-cache/purge'];
+const RESERVED_PATHS = ['/graphql', '/healthz', '/readyz', '/metrics', '/cache/invalidate', '/entity-cache/purge'];
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const names = (fallback: string) =>
@@ -192,9 +192,14 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
     .default('off')
     .describe('on: subgraph answers are cached per entity (`_entities` fetches) and per cacheable root-field fetch, for as long as @cacheControl (or ENTITY_CACHE_TTLS) allows, in Redis shared by the replicas, per caller where the answer is not the same for everyone; a mutation drops what it changed (as its subgraphs declare in extensions.invalidation, else the entities its result returns) before its response is sent. public: only the answers shared by every caller (PUBLIC hints, no authorization directive, a subgraph of ENTITY_CACHE_SHARED_SUBGRAPHS). off: subgraphs are asked every time.'),
   ENTITY_CACHE_TTLS: secondsByKey('subgraph.Type=seconds')
-    .describe('Seconds by `subgraph.Type` (`subgraph.Query` for root-field fetches) that replace what the @cacheControl hints say for that subgraph\'s fetches of that type; 0 never caches them. Example: `catalog.Product=60,users.User=0`.'),
+    .describe('Seconds by `subgraph.Type` that replace what the @cacheControl hints say for that subgraph\'s fetches of that type: its entity fetches and the root-field fetches returning it (`product(id)` by `catalog.Product`; `subgraph.Query` instead sets every root-field fetch of the subgraph); 0 never caches them. Example: `catalog.Product=60,users.User=0`.'),
   ENTITY_CACHE_MAX_TTL: count(3600).describe('Seconds no entity cache entry outlives, whatever the hints or ENTITY_CACHE_TTLS say.'),
   ENTITY_CACHE_SHARED_SUBGRAPHS: names('catalog').describe('Subgraphs that answer every caller alike (comma-separated): their entries are shared when every selected field is PUBLIC and carries no authorization directive. Every other subgraph\'s entries are kept per caller (user and role; anonymous callers together).'),
+  CACHE_INVALIDATION_KEY: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe('Key (32 characters or more) a caller presents in the `x-cache-invalidation-key` header to POST /cache/invalidate without an ADMIN token: how subgraph teams drop what both caches hold of data changed without a write through the gateway. Unset: administrators only.'),
   ENTITY_CACHE_MEMORY_ENTRIES: count(10_000).describe('Entity cache entries each gateway keeps in its own memory (the oldest dropped first unless read since last passed over), in front of Redis.'),
   ENTITY_CACHE_MEMORY_BYTES: count(32 * 1024 * 1024).describe('Bytes (approximately) of entity cache entries each gateway keeps in its own memory.'),
 

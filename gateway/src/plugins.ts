@@ -217,6 +217,7 @@ function entityCache({ config, logger, registry }: PluginOptions, store: EntityS
   return createEntityCache({
     store,
     fetches: config.ENTITY_CACHE,
+    invalidationKey: config.CACHE_INVALIDATION_KEY,
     logger,
     registry,
     sign: secret ? requestSigner(secret) : undefined,

@@ -31,11 +31,10 @@ import { entityGeneration, purgeGeneration, rootGeneration, typeGeneration } fro
 import { entityKeys, fetchShape, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
+import { CACHE_INVALIDATION_PATH, LEGACY_PURGE_PATH, parseInvalidations, refusal } from './invalidation-endpoint.js';
 
 /** An administrator's request with this header set to `bypass` neither reads nor fills the entity cache. */
 export const ENTITY_CACHE_BYPASS_HEADER = 'x-entity-cache';
-/** Where an administrator purges it: POST `{}` (everything), `{ "type": "Product" }` or `{ "type": "Product", "id": "..." }`. */
-export const ENTITY_CACHE_PURGE_PATH = '/entity-cache/purge';
 
 export interface EntityCacheOptions extends PolicySettings {
   store: EntityStore;
@@ -44,6 +43,8 @@ export interface EntityCacheOptions extends PolicySettings {
    * every caller only, `off` none. Writes bump their generations whatever it says (the response cache checks them).
    */
   fetches: 'off' | 'public' | 'on';
+  /** The key subgraph teams invalidate with (invalidation-endpoint.ts); unset: administrators only. */
+  invalidationKey: string | undefined;
   logger: Logger;
   registry: Registry;
   /** Signs a subgraph request again once narrowed to the representations not held (subgraphs/upstream.ts). */
@@ -427,31 +428,36 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     return fetched;
   };
 
-  const purge = async (request: Request): Promise<Response> => {
-    let body: { type?: unknown; id?: unknown };
+  const invalidateAll = async (request: Request): Promise<Response> => {
+    let body: unknown;
     try {
-      body = (await request.json()) as typeof body;
+      body = await request.json();
     } catch {
-      return errorResponse(400, ErrorCode.BAD_REQUEST, 'The body must be JSON: {}, { "type": "Product" } or { "type": "Product", "id": "..." }');
+      body = Symbol('unreadable');
     }
-    const type = body?.type;
-    const id = body?.id;
-    if ((type !== undefined && typeof type !== 'string') || (id !== undefined && (typeof id !== 'string' || type === undefined))) {
-      return errorResponse(400, ErrorCode.BAD_REQUEST, '"type" must be a type name, and "id" a string given with a type');
-    }
+    const schema = served?.schema;
+    const parsed = parseInvalidations(body, (name) => isObjectType(schema?.getType(name)));
+    if (typeof parsed === 'string') return errorResponse(400, ErrorCode.BAD_REQUEST, parsed);
     try {
-      if (type === undefined) {
+      if (parsed.some(({ kind }) => kind === 'everything')) {
         await store.purgeAll();
         invalidations.inc({ cause: 'purge', result: 'ok' });
       } else {
-        await bump([id === undefined ? purgeGeneration(type) : entityGeneration(type, id), typeGeneration(type), rootGeneration(type)], 'purge');
+        await bump(
+          parsed.flatMap((item) => {
+            if (item.kind === 'everything') return [];
+            const own = item.kind === 'entity' ? entityGeneration(item.type, item.id) : purgeGeneration(item.type);
+            return [own, typeGeneration(item.type), rootGeneration(item.type)];
+          }),
+          'purge',
+        );
       }
     } catch (error) {
-      logger.error({ err: error }, 'entity cache purge failed');
-      return errorResponse(503, ErrorCode.INTERNAL_SERVER_ERROR, 'The entity cache cannot be purged now (Redis is not reachable)');
+      logger.error({ err: error }, 'cache invalidation failed');
+      return errorResponse(503, ErrorCode.INTERNAL_SERVER_ERROR, 'The caches cannot be invalidated now (Redis is not reachable)');
     }
-    logger.info({ type, id }, 'entity cache purged');
-    return Response.json({ purged: { type: type ?? null, id: id ?? null } }, { headers: { 'cache-control': 'no-store' } });
+    logger.info({ invalidated: parsed }, 'caches invalidated');
+    return Response.json({ invalidated: parsed }, { headers: { 'cache-control': 'no-store' } });
   };
 
   const plugin: GatewayPlugin = {
@@ -459,21 +465,17 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
       served = { schema, hints: cacheHints(schema), keys: entityKeys(schema), shapes: new WeakMap() };
     },
     onRequest({ request, url, serverContext, endResponse }) {
-      if (url.pathname !== ENTITY_CACHE_PURGE_PATH) return undefined;
+      if (url.pathname !== CACHE_INVALIDATION_PATH && url.pathname !== LEGACY_PURGE_PATH) return undefined;
       if (request.method !== 'POST') {
-        endResponse(errorResponse(405, ErrorCode.METHOD_NOT_ALLOWED, `${ENTITY_CACHE_PURGE_PATH} takes POST only`, { allow: 'POST' }));
+        endResponse(errorResponse(405, ErrorCode.METHOD_NOT_ALLOWED, `${url.pathname} takes POST only`, { allow: 'POST' }));
         return undefined;
       }
-      const viewer = viewerOf(serverContext);
-      if (viewer === null) {
-        endResponse(errorResponse(401, ErrorCode.UNAUTHENTICATED, 'A bearer token is required', { 'www-authenticate': 'Bearer' }));
+      const refused = refusal(request, options.invalidationKey, viewerOf(serverContext)?.role);
+      if (refused) {
+        endResponse(refused);
         return undefined;
       }
-      if (viewer.role !== 'ADMIN') {
-        endResponse(errorResponse(403, ErrorCode.FORBIDDEN, 'Only administrators may purge the entity cache'));
-        return undefined;
-      }
-      return purge(request).then(endResponse);
+      return invalidateAll(request).then(endResponse);
     },
     // A write's entities are dropped before its result goes on to its client, whatever the transport.
     onExecute({ args, executeFn, setExecuteFn }) {

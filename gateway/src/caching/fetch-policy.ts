@@ -175,8 +175,13 @@ function walk(
   }
 }
 
-function policyOf(walked: Walked, subgraph: string, type: string, settings: PolicySettings): FetchPolicy {
-  const override = settings.ttls[`${subgraph}.${type}`];
+/**
+ * `returned`: for a root-field fetch, the object types its fields return, whose settings apply when `subgraph.Query`
+ * has none (`catalog.Product=60` governs `product(id)` as it governs a Product's entity fetch).
+ */
+function policyOf(walked: Walked, subgraph: string, type: string, settings: PolicySettings, returned: readonly string[] = []): FetchPolicy {
+  const returnedOverrides = returned.flatMap((name) => settings.ttls[`${subgraph}.${name}`] ?? []);
+  const override = settings.ttls[`${subgraph}.${type}`] ?? (returnedOverrides.length > 0 ? Math.min(...returnedOverrides) : undefined);
   const maxAge = walked.unknown ? 0 : Math.min(override ?? walked.maxAge, settings.maxTtlSeconds);
   return {
     maxAge: Number.isFinite(maxAge) ? Math.max(0, maxAge) : 0,
@@ -236,7 +241,11 @@ export function fetchShape(served: ServedSchema, document: DocumentNode, subgrap
   }
   const walked = emptyWalk();
   walk(served, fragments, operation.selectionSet, root, 0, walked);
-  const policy = policyOf(walked, subgraph, root.name, settings);
+  const returned = operation.selectionSet.selections.flatMap((selection) => {
+    const field = selection.kind === Kind.FIELD ? root.getFields()[selection.name.value] : undefined;
+    return field ? objectTypes(schema, getNamedType(field.type)) : [];
+  });
+  const policy = policyOf(walked, subgraph, root.name, settings, returned);
   const only = first?.kind === Kind.FIELD && rest.length === 0 ? first : undefined;
   const entity = only && rootEntity(served, root, only);
   if (!entity || !only?.selectionSet) return { kind: 'root', policy };

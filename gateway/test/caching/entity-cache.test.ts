@@ -24,9 +24,9 @@ const entities = (selection: string, subgraph = 'catalog', overrides: Partial<Po
   if (shape.kind !== 'entities') throw new Error(`not an entity fetch: ${shape.kind}`);
   return Object.fromEntries(shape.policies);
 };
-const rootShape = (query: string, subgraph = 'catalog') => fetchShape(served, parse(query), subgraph, settings);
-const root = (query: string, subgraph = 'catalog') => {
-  const shape = rootShape(query, subgraph);
+const rootShape = (query: string, subgraph = 'catalog', overrides: Partial<PolicySettings> = {}) => fetchShape(served, parse(query), subgraph, { ...settings, ...overrides });
+const root = (query: string, subgraph = 'catalog', overrides: Partial<PolicySettings> = {}) => {
+  const shape = rootShape(query, subgraph, overrides);
   return shape.kind === 'root' ? shape.policy : shape.kind;
 };
 
@@ -42,6 +42,15 @@ describe('what a subgraph fetch may keep', () => {
     expect(entities('... on Product { name price }', 'catalog', { ttls: { 'catalog.Product': 60 } })['Product']!.maxAge).toBe(60);
     expect(entities('... on Product { name }', 'catalog', { ttls: { 'catalog.Product': 0 } })['Product']!.maxAge).toBe(0);
     expect(entities('... on Product { name }', 'catalog', { ttls: { 'other.Product': 5 }, maxTtlSeconds: 10 })['Product']!.maxAge).toBe(10);
+  });
+
+  it('ENTITY_CACHE_TTLS of the types a root-field fetch returns apply to it, unless `subgraph.Query` is set', () => {
+    const product = 'query ($id: ID!) { product(id: $id) { id name } }';
+    expect(root(product, 'catalog', { ttls: { 'catalog.Product': 60 } })).toMatchObject({ maxAge: 60 });
+    expect(root(product, 'catalog', { ttls: { 'catalog.Product': 60, 'catalog.Query': 5 } })).toMatchObject({ maxAge: 5 });
+    expect(root(product, 'catalog', { ttls: { 'users.Product': 60 } })).toMatchObject({ maxAge: 300 });
+    // Through an interface: the settings of every type it may stand for, the smallest winning.
+    expect(root('query ($id: ID!) { node(id: $id) { id } }', 'catalog', { ttls: { 'catalog.Account': 3 } })).toMatchObject({ maxAge: 3 });
   });
 
   it('shares an entry only when nothing selected is PRIVATE or restricted, from a subgraph that answers all alike', () => {
