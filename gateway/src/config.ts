@@ -189,7 +189,7 @@ export const gatewayEnvSchemaFor = (subgraphUrls: readonly string[]) => baseEnvS
   // The entity cache (caching/entity-cache.ts, docs/caching.md#the-entity-cache).
   ENTITY_CACHE: z
     .enum(['off', 'public', 'on'])
-    .default('off')
+    .default('public')
     .describe('on: subgraph answers are cached per entity (`_entities` fetches) and per cacheable root-field fetch, for as long as @cacheControl (or ENTITY_CACHE_TTLS) allows, in Redis shared by the replicas, per caller where the answer is not the same for everyone; a mutation drops what it changed (as its subgraphs declare in extensions.invalidation, else the entities its result returns) before its response is sent. public: only the answers shared by every caller (PUBLIC hints, no authorization directive, a subgraph of ENTITY_CACHE_SHARED_SUBGRAPHS). off: subgraphs are asked every time.'),
   ENTITY_CACHE_TTLS: secondsByKey('subgraph.Type=seconds')
     .describe('Seconds by `subgraph.Type` that replace what the @cacheControl hints say for that subgraph\'s fetches of that type: its entity fetches and the root-field fetches returning it (`product(id)` by `catalog.Product`; `subgraph.Query` instead sets every root-field fetch of the subgraph); 0 never caches them. Example: `catalog.Product=60,users.User=0`.'),

@@ -490,18 +490,27 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
           mutationFetches.set(context, fetches);
         }
         const result = (await executeFn(executed)) as ExecutionResult | AsyncIterable<ExecutionResult>;
-        if (context && typeof context === 'object' && mutationFetches.get(context) === fetches) mutationFetches.delete(context);
+        // The mutation's own fetches end with its last part: its deferred parts ask their subgraphs too.
+        const done = () => {
+          if (context && typeof context === 'object' && mutationFetches.get(context) === fetches) mutationFetches.delete(context);
+        };
         if (isAsyncIterable(result)) {
           // In parts (@defer): every type its root fields return goes, before the first part (the write committed).
           let dropped = false;
-          return mapAsyncIterator(result, async (part) => {
-            if (!dropped) {
-              dropped = true;
-              await bump(generationsOf(returnedTypes(executed), false), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
-            }
-            return part;
-          });
+          return mapAsyncIterator(
+            result,
+            async (part) => {
+              if (!dropped) {
+                dropped = true;
+                await bump(generationsOf(returnedTypes(executed), false), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
+              }
+              return part;
+            },
+            undefined,
+            done,
+          );
         }
+        done();
         // Every subgraph that wrote said what it changed: taken at its word (Apollo Router's model). Otherwise the
         // mutation's result is read instead, and the types it holds go whole.
         const declared = fetches.fetches > 0 && fetches.undeclared === 0;

@@ -287,16 +287,25 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
   // for, undefined while there is none to read from (at first, after Redis was lost, or while starting anew).
   const mirror = new Map<string, string>();
   let position: string | undefined;
-  // The changes read since the mirror's position was last set anew (what `unchangedSince` answers from), and the epoch
-  // read with them: a mark is `<epoch>/<position>`, so that no mark taken before Redis was emptied (its stream's IDs
-  // start again) is compared with the new stream's.
+  // The changes read since the mirror's position was last set anew (what `unchangedSince` answers from).
   const seen = new ChangesSeen(CHANGES_KEPT);
-  let markedEpoch: string | undefined;
+  // A mark is `<epoch>/<position>`: a stream made anew after Redis was emptied numbers its changes from the clock
+  // again, so a mark of the old one must never be compared with the new one's. The epoch is read once per turn of the
+  // requests that take a mark (the response cache's), beside their read of the stream.
+  let epochMarked: string | undefined;
+  const readEpoch = oncePerTurn(async (): Promise<string | undefined> => {
+    const epoch = await redis.get(EPOCH_KEY);
+    epochMarked = epoch ?? undefined;
+    if (epoch !== null) return epoch;
+    // First use, or Redis emptied: an epoch no mark or stamp held anywhere carries (vouched for from the next turn).
+    if ((await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX')) === 'OK') await appendChange(EVERYTHING);
+    return undefined;
+  });
   const forget = () => {
     mirror.clear();
     position = undefined;
     seen.startAt(UNKNOWN);
-    markedEpoch = undefined;
+    epochMarked = undefined;
   };
   let unsure = false;
   const lost = () => {
@@ -324,14 +333,11 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
   /** Brings the mirror up to the stream's end: every change before this read began is accounted for once it resolves. */
   const follow = oncePerTurn(async () => {
     const from = position;
-    const [changes, epoch] = await Promise.all([from === undefined ? [] : redis.xrange(CHANGES_KEY, from, '+', 'COUNT', CHANGES_READ + 1), redis.get(EPOCH_KEY)]);
-    // First use, or Redis emptied: an epoch no mark or stamp held anywhere can carry (vouched for from the next read).
-    if (epoch === null && (await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX')) === 'OK') await appendChange(EVERYTHING);
+    const changes = from === undefined ? [] : await redis.xrange(CHANGES_KEY, from, '+', 'COUNT', CHANGES_READ + 1);
     if (position !== undefined && position !== from) {
       // Another read of the stream moved the mirror on meanwhile (or started it anew, from a later change): this one's
       // changes are dropped all the same, which is never wrong.
       for (const [id, fields] of changes) drop(id, fields);
-      markedEpoch = epoch ?? undefined;
       return;
     }
     if (position !== undefined && changes[0]?.[0] === from && changes.length <= CHANGES_READ) {
@@ -339,7 +345,6 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
         drop(id, fields);
         position = id;
       }
-      markedEpoch = epoch ?? undefined;
       return;
     }
     // No mirror yet, or its position no longer in the stream (trimmed, expired, Redis restarted empty), or too far
@@ -347,7 +352,6 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     // kept since the oldest of them), or from a change of nothing appended now when there are none.
     forget();
     const latest = (await redis.xrevrange(CHANGES_KEY, '+', '-', 'COUNT', CHANGES_READ)).reverse();
-    markedEpoch = epoch ?? undefined;
     if (latest.length === 0) {
       position = await appendChange([]);
       seen.startAt(position);
@@ -486,8 +490,8 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     async mark(request) {
       if (!(await usable())) return undefined;
       try {
-        await followFor(request);
-        return markedEpoch === undefined || position === undefined ? undefined : `${markedEpoch}/${position}`;
+        const [epoch] = await Promise.all([readEpoch(), followFor(request)]);
+        return epoch === undefined || position === undefined ? undefined : `${epoch}/${position}`;
       } catch (error) {
         lost();
         logger.warn({ err: error }, 'entity cache: changes unreadable');
@@ -495,8 +499,8 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       }
     },
     unchangedSince(generations, mark) {
-      const slash = mark.lastIndexOf('/');
-      return markedEpoch !== undefined && mark.slice(0, slash) === markedEpoch && seen.unchangedSince(generations, mark.slice(slash + 1));
+      const slash = mark.indexOf('/');
+      return slash > 0 && mark.slice(0, slash) === epochMarked && seen.unchangedSince(generations, mark.slice(slash + 1));
     },
   };
 }
