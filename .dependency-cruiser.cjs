@@ -1,8 +1,40 @@
 // What may import what (ARCHITECTURE.md): checked by dependency-cruiser in npm test (test/architecture.test.ts).
 const APPS = '^(gateway|services/[^/]+)/';
+
+/**
+ * The gateway's rooms (gateway/src/<room>/, and config.ts), from the bottom up (ARCHITECTURE.md, "The gateway's
+ * rooms"): a room imports only from rooms of lower layers, never from its own layer's others or from above. The
+ * files at the top of gateway/src/ (gateway.ts, plugins.ts, index.ts, subgraph-urls.ts) stand above them all.
+ */
+const GATEWAY_LAYERS = [
+  ['shared'],
+  ['clients', 'subgraphs'],
+  ['security'],
+  ['execution'],
+  ['limits', 'persisted-queries'],
+  ['observability'],
+  ['caching', 'subscriptions', 'mcp'],
+  ['config.ts'],
+  ['server'],
+];
+const roomPath = (room) => (room.endsWith('.ts') ? `gateway/src/${room.replace('.', '\\.')}$` : `gateway/src/${room}/`);
+const TOP_FILES = 'gateway/src/(?!config\\.ts$)[^/]+\\.ts$';
+const gatewayLayerRules = GATEWAY_LAYERS.flatMap((layer, at) =>
+  layer.map((room) => {
+    const higher = [...GATEWAY_LAYERS.slice(at + 1).flat(), ...layer.filter((other) => other !== room)].map(roomPath);
+    return {
+      name: `gateway-${room.replace('.ts', '')}-imports-only-lower-rooms`,
+      comment: 'Inside the gateway, imports go down the layers of ARCHITECTURE.md only.',
+      severity: 'error',
+      from: { path: `^${roomPath(room)}` },
+      to: { path: `^(${[...higher, TOP_FILES].join('|')})` },
+    };
+  }),
+);
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...gatewayLayerRules,
     {
       name: 'not-to-unresolvable',
       comment: 'An import the checker cannot follow is an import it cannot judge.',

@@ -53,6 +53,11 @@ describe('what may import what', () => {
     write('packages/composition/src/supergraph.ts', 'export const compose = 1;\n');
     write('packages/seed/src/index.ts', "import { harness } from '../../../testkit/src/index.js';\nexport const seed = harness;\n");
     write('testkit/src/index.ts', 'export const harness = 1;\n');
+    // Inside the gateway: a room reaching up a layer, and one reaching sideways.
+    write('gateway/src/shared/state.ts', "import { http } from '../server/http.js';\nexport const state = http;\n");
+    write('gateway/src/server/http.ts', 'export const http = 1;\n');
+    write('gateway/src/caching/cache.ts', "import { mcp } from '../mcp/endpoint.js';\nexport const cache = mcp;\n");
+    write('gateway/src/mcp/endpoint.ts', 'export const mcp = 1;\n');
 
     it('names every broken rule', () => {
       const found = violations(house, ['packages', 'services', 'gateway', 'testkit']).map((violation) => `${violation.rule.name}: ${violation.from} -> ${violation.to}`);
@@ -68,6 +73,8 @@ describe('what may import what', () => {
           'by-package-name-not-by-path: gateway/src/gateway.ts -> packages/store/src/index.ts',
           'no-circular: packages/core/src/index.ts -> packages/subgraph-kit/src/index.ts',
           'gateway-loads-composition-paths-only: gateway/src/paths.ts -> packages/composition/src/supergraph.ts',
+          'gateway-shared-imports-only-lower-rooms: gateway/src/shared/state.ts -> gateway/src/server/http.ts',
+          'gateway-caching-imports-only-lower-rooms: gateway/src/caching/cache.ts -> gateway/src/mcp/endpoint.ts',
         ]),
       );
       expect(found.filter((line) => /^gateway-loads-composition-paths-only: .*\/composition\/src\/paths\.ts$/.test(line))).toEqual([]);

@@ -33,9 +33,9 @@ import { httpDrain } from './server/drain.js';
 import { graphiqlOptions } from './server/graphiql.js';
 import { GatewayResponse, requestDeadline } from './server/http.js';
 import { corsPolicy, securityHeaders } from './server/response-headers.js';
-import { openSharedState } from './server/shared-state.js';
+import { openSharedState } from './shared/shared-state.js';
 import { callerHeaders, upstreams } from './subgraphs/upstream.js';
-import { withSubgraphUrls, type SupergraphSource } from './subgraphs/urls.js';
+import { withSubgraphUrls, type SupergraphSource } from './subgraph-urls.js';
 import { serveWebSockets } from './subscriptions/websocket.js';
 import { SUBSCRIPTION_TRANSPORT_OPTIONS, subscriptionTracking } from './subscriptions/tracking.js';
 
@@ -69,7 +69,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
   const auth = authSettings(config);
   const verify = createTokenVerifier(auth);
   const publicError = createErrorPolicy({ production, includeSubgraphErrors: subgraphErrorInclusion(config) });
-  // Routing URL overrides are written into each supergraph served (subgraphs/urls.ts), not into these entries, fixed
+  // Routing URL overrides are written into each supergraph served (subgraph-urls.ts), not into these entries, fixed
   // when the gateway is built, before the subgraphs of a supergraph loaded later are known.
   const transportEntries = {
     // Identical queries in flight are shared by useQueryCancellation (upstream.ts), which can also cancel them; not by

@@ -31,11 +31,11 @@ import { createWebSocketFormatter, useErrorPolicy } from './security/errors.js';
 import { useApiSchemaIntrospection, useIntrospectionPolicy } from './security/introspection.js';
 import { useHttpSemantics } from './server/http.js';
 import { useResponseHeaders } from './server/response-headers.js';
-import { useRedisReadiness } from './server/shared-state.js';
+import { useRedisReadiness } from './shared/shared-state.js';
 import { requestSigner, useQueryCancellation, useReadinessReport, useSubgraphSignature, type Upstreams } from './subgraphs/upstream.js';
 import { useEventStreams } from './subscriptions/event-stream.js';
 import { useMultipartSubscriptions } from './subscriptions/multipart.js';
-import { useSubscriptionRequests } from './subscriptions/requests.js';
+import { useSubscriptionRequests } from './shared/subscription-requests.js';
 import { useSubscriptionSharing } from './subscriptions/sharing.js';
 import type { SubscriptionTracking } from './subscriptions/tracking.js';
 

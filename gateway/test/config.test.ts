@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '@ordergraph/core';
 import { loadGatewayConfig, subgraphErrorInclusion, subgraphUrlOverrides } from '../src/config.js';
 import { watchManifest } from '../src/persisted-queries/manifest.js';
-import { openSharedState } from '../src/server/shared-state.js';
+import { openSharedState } from '../src/shared/shared-state.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

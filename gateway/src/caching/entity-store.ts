@@ -2,7 +2,7 @@
 // with a small bounded layer in this process; without Redis, this process alone (one replica, development).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger, Redis } from '@ordergraph/core';
-import { isConnected, oncePerTurn, readMany, readsOf } from '../server/shared-state.js';
+import { isConnected, oncePerTurn, readMany, readsOf } from '../shared/shared-state.js';
 
 const PREFIX = 'ordergraph:entity:';
 /** A random value shared by every replica; every stamp starts with it, so replacing it drops every entry at once. */

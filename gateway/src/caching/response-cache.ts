@@ -32,7 +32,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { isConnected } from '../server/shared-state.js';
+import { isConnected } from '../shared/shared-state.js';
 import { BoundedEntries, type EntityStore, type MemoryBounds } from './entity-store.js';
 import { responseDependencies } from './generations.js';
 

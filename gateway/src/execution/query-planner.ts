@@ -21,7 +21,7 @@ import {
   type GraphQLTypeResolver,
 } from 'graphql';
 import { federationHandlerWithDefer, unifiedGraphHandlerWithDefer } from './defer.js';
-import { clientLeft } from '../server/request-signals.js';
+import { clientLeft } from '../shared/request-signals.js';
 import { TRANSPORT_FAILURES } from '../subgraphs/upstream.js';
 
 export const QUERY_PLANNERS = ['rust', 'js'] as const;

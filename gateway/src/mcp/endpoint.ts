@@ -10,7 +10,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { PersistedManifest } from '../persisted-queries/manifest.js';
 import type { ViewerContext } from '../security/auth.js';
 import { errorResponse } from '../security/errors.js';
-import { MAX_BODY_BYTES } from '../server/http.js';
+import { MAX_BODY_BYTES } from '../shared/body-limit.js';
 import { allows, describeRequirements } from './requirements.js';
 import { toolsCache, type Toolset, type TrustedTool } from './tools.js';
 

@@ -5,7 +5,7 @@ import { getOperationAST, type DocumentNode, type GraphQLError } from 'graphql';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { graphqlRequestHistogram } from '@ordergraph/core';
 import { clientOf, type ClientIdentity } from '../clients/identity.js';
-import { clientLeft } from '../server/request-signals.js';
+import { clientLeft } from '../shared/request-signals.js';
 
 const OTHER = 'other';
 const TIMEOUT_CODES = new Set(['TIMEOUT', 'GATEWAY_TIMEOUT', 'SUBGRAPH_TIMEOUT', 'UPSTREAM_TIMEOUT']);

@@ -3,7 +3,7 @@
 import type { GatewayConfigContext, GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { EndingSpan, SpanAmender } from '@ordergraph/core/telemetry';
 import { clientOf, declaredClient, UNIDENTIFIED, type ClientIdentity } from '../clients/identity.js';
-import { CLIENT_CLOSED_MESSAGE } from '../server/request-signals.js';
+import { CLIENT_CLOSED_MESSAGE } from '../shared/request-signals.js';
 
 /** Builds the plugins for the runtime's configuration context, tracing requests to `graphqlEndpoint`. */
 export type OpenTelemetryPlugin = (context: GatewayConfigContext, graphqlEndpoint: string) => GatewayPlugin[];

@@ -11,7 +11,7 @@ import { Counter, type Registry } from 'prom-client';
 import { declaredClient } from '../clients/identity.js';
 import { viewerOf } from '../execution/operation.js';
 import { servedBody, type PersistedManifest } from './manifest.js';
-import { isConnected } from '../server/shared-state.js';
+import { isConnected } from '../shared/shared-state.js';
 
 const APQ_KEY_PREFIX = 'ordergraph:apq:';
 /** Registered queries expire a day after their last registration; a client re-registers one it finds missing. */

@@ -5,7 +5,7 @@ import { GraphQLError, type ExecutionResult, type FormattedExecutionResult, type
 import { mapAsyncIterator } from '@graphql-tools/utils';
 import { ErrorCode, INTERNAL_ERROR_MESSAGE, REQUEST_ID_HEADER, currentRequest, isPublicCode, rootCause } from '@ordergraph/core';
 import { TRANSPORT_FAILURES, isTimeout } from '../subgraphs/upstream.js';
-import { isSubscriptionRequest } from '../subscriptions/requests.js';
+import { isSubscriptionRequest } from '../shared/subscription-requests.js';
 
 
 /** Our code for an HTTP-level refusal, by status (yoga labels them all BAD_REQUEST or REQUEST_ENTITY_TOO_LARGE). */

@@ -5,11 +5,11 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { GraphQLError } from 'graphql';
 import { ErrorCode } from '@ordergraph/core';
 import { JSON_CONTENT_TYPE, codeForStatus, errorBody, errorResponse } from '../security/errors.js';
-import { ClientClosedError, setRequestSignal } from './request-signals.js';
+import { MAX_BODY_BYTES } from '../shared/body-limit.js';
+import { ClientClosedError, setRequestSignal } from '../shared/request-signals.js';
 
 // Yoga already answers 400 to malformed JSON and to JSON-array batches unless BATCH_MAX_OPERATIONS allows them, and
 // 405 with `Allow: POST` to a mutation sent by GET; errors.ts gives those their codes.
-export const MAX_BODY_BYTES = 1024 * 1024;
 /**
  * A refused body declared up to this size is still read (and dropped) after the 413, as nginx's lingering close does:
  * closing at once would reset a client that is still writing it, which then never sees the 413. Past it, the

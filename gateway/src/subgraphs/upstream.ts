@@ -6,7 +6,7 @@ import { defaultPrintFn } from '@graphql-tools/executor-common';
 import { isAsyncIterable, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
 import { ErrorCode, SIGNATURE_EXTENSION, signOperation, signedQueryJson, type Logger } from '@ordergraph/core';
 import { GraphQLError, Kind, type DocumentNode, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
-import { contextSignalOf, requestSignalOf } from '../server/request-signals.js';
+import { contextSignalOf, requestSignalOf } from '../shared/request-signals.js';
 
 export interface UpstreamSettings {
   /** ms a subgraph call may take, retries included. */

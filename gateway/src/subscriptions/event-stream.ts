@@ -6,7 +6,7 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable } from '@graphql-tools/utils';
 import { resultJson } from './result-json.js';
-import { isSubscriptionRequest } from './requests.js';
+import { isSubscriptionRequest } from '../shared/subscription-requests.js';
 
 const eventChunks = new WeakMap<object, Buffer>();
 /** An event's whole SSE message, encoded once per result object (a Buffer may be written to many sockets). */

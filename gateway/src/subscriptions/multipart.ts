@@ -4,7 +4,7 @@ import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import type { ExecutionResult, FormattedExecutionResult } from 'graphql';
 import { REQUEST_ID_HEADER } from '@ordergraph/core';
 import { resultJson } from './result-json.js';
-import { isSubscriptionRequest } from './requests.js';
+import { isSubscriptionRequest } from '../shared/subscription-requests.js';
 
 const BOUNDARY = 'graphql';
 export const MULTIPART_SUBSCRIPTION_TYPE = `multipart/mixed;boundary="${BOUNDARY}";subscriptionSpec=1.0`;

@@ -22,7 +22,7 @@ import { WebSocketServer } from 'ws';
 import { CLIENT_HEADERS, clientName, clientVersion } from '../clients/identity.js';
 import { createWebSocketFormatter } from '../security/errors.js';
 import { resultJson } from './result-json.js';
-import { MAX_BODY_BYTES } from '../server/http.js';
+import { MAX_BODY_BYTES } from '../shared/body-limit.js';
 import { LegacyProtocolSocket } from './legacy-ws.js';
 
 export interface WebSocketSettings {

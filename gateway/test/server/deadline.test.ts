@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestDeadline } from '../../src/server/http.js';
-import { requestSignalOf } from '../../src/server/request-signals.js';
+import { requestSignalOf } from '../../src/shared/request-signals.js';
 
 const DEADLINE_MS = 100;
 let server: http.Server | undefined;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createRedis, type Redis } from '@ordergraph/core';
 import { startRedis, type TestRedis } from '@ordergraph/testkit';
-import { coalesced, oncePerTurn, readsOf } from '../../src/server/shared-state.js';
+import { coalesced, oncePerTurn, readsOf } from '../../src/shared/shared-state.js';
 
 describe('coalesced reads', () => {
   it('sends the reads asked for in one turn of the event loop as one, each key once, each reader its own', async () => {

@@ -5,7 +5,7 @@
 import { Kind, parse, type DocumentNode } from 'graphql';
 import { subgraphUrlVariable } from '@ordergraph/composition/paths';
 import type { Logger } from '@ordergraph/core';
-import { SUBGRAPH_URL_VARIABLE, subgraphUrlOverrides, type GatewayConfig } from '../config.js';
+import { SUBGRAPH_URL_VARIABLE, subgraphUrlOverrides, type GatewayConfig } from './config.js';
 
 /** The supergraph as createGateway takes it: its SDL, or a source polled for a new one. */
 export type SupergraphSource = string | (() => string | Promise<string>);

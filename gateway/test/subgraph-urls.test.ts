@@ -3,8 +3,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loadGatewayConfig } from '../../src/config.js';
-import { withSubgraphUrls } from '../../src/subgraphs/urls.js';
+import { loadGatewayConfig } from '../src/config.js';
+import { withSubgraphUrls } from '../src/subgraph-urls.js';
 
 const supergraph = (...graphs: [string, string][]) => `schema @link(url: "https://specs.apollo.dev/link/v1.0") { query: Query }
 directive @join__graph(name: String!, url: String!) on ENUM_VALUE
