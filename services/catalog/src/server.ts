@@ -18,7 +18,7 @@ export async function createCatalogService(
 ): Promise<SubgraphService> {
   const resources = await openSubgraphResources('catalog', config, logger, deps.database);
   const store = await ProductStore.open(resources.db);
-  if (config.SEED) logger.info({ products: await seedProducts(store) }, 'seeded');
+  if (config.SEED) logger.info({ products: await seedProducts(store, config.SEED_SCALE) }, 'seeded');
   const products = createProductDomain({ store });
   return createSubgraphService({ name: 'catalog', typeDefs, resolvers, resources, createContext: contextFactory(store, products), logger });
 }

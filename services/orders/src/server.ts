@@ -23,7 +23,7 @@ export async function createOrdersService(
 ): Promise<SubgraphService> {
   const resources = await openSubgraphResources('orders', config, logger, deps.database);
   const store = await OrderStore.open(resources.db);
-  if (config.SEED) logger.info({ orders: await seedOrders(store) }, 'seeded');
+  if (config.SEED) logger.info({ orders: await seedOrders(store, config.SEED_SCALE) }, 'seeded');
   const redis = redisTarget(config);
   if (!redis) logger.warn('No Redis is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES): order events reach this process only (development only)');
   const events = redis ? redisOrderEvents(redis, logger, resources.registry) : inProcessOrderEvents();

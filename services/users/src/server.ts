@@ -20,7 +20,7 @@ export async function createUsersService(
 ): Promise<SubgraphService> {
   const resources = await openSubgraphResources('users', config, logger, deps.database);
   const store = await UserStore.open(resources.db);
-  if (config.SEED) logger.info({ users: await seedUsers(store) }, 'seeded');
+  if (config.SEED) logger.info({ users: await seedUsers(store, config.SEED_SCALE) }, 'seeded');
   const search = createSearchFanOut(
     [
       { name: 'orders', typename: 'Order', url: config.ORDERS_URL, field: '_searchOrders' },

@@ -130,10 +130,14 @@ export class ProductStore {
       .slice(0, limit);
   }
 
-  /** Loads documents as they are (seed data); skipped when the collection already has products. */
-  async seed(docs: ProductDoc[]): Promise<number> {
+  /** Loads documents as they are (seed data), a batch at a time; skipped when the collection already has products. */
+  async seed(batches: Iterable<ProductDoc[]>): Promise<number> {
     if ((await this.products.count({})) > 0) return 0;
-    await this.products.insertMany(docs);
-    return docs.length;
+    let written = 0;
+    for (const docs of batches) {
+      await this.products.insertMany(docs);
+      written += docs.length;
+    }
+    return written;
   }
 }

@@ -118,10 +118,14 @@ export class OrderStore {
     return this.orders.findOneAndUpdate({ _id: current._id, version: current.version }, { $set: set, $inc: { version: 1 } });
   }
 
-  /** Loads documents as they are (seed data); skipped when the collection already has orders. */
-  async seed(docs: OrderDoc[]): Promise<number> {
+  /** Loads documents as they are (seed data), a batch at a time; skipped when the collection already has orders. */
+  async seed(batches: Iterable<OrderDoc[]>): Promise<number> {
     if ((await this.orders.count({})) > 0) return 0;
-    await this.orders.insertMany(docs);
-    return docs.length;
+    let written = 0;
+    for (const docs of batches) {
+      await this.orders.insertMany(docs);
+      written += docs.length;
+    }
+    return written;
   }
 }

@@ -158,10 +158,14 @@ export class UserStore {
       .slice(0, limit);
   }
 
-  /** Loads documents as they are (seed data); skipped when the collection already has users. */
-  async seed(docs: UserDoc[]): Promise<number> {
+  /** Loads documents as they are (seed data), a batch at a time; skipped when the collection already has users. */
+  async seed(batches: Iterable<UserDoc[]>): Promise<number> {
     if ((await this.users.count({})) > 0) return 0;
-    await this.users.insertMany(docs);
-    return docs.length;
+    let written = 0;
+    for (const docs of batches) {
+      await this.users.insertMany(docs);
+      written += docs.length;
+    }
+    return written;
   }
 }
