@@ -36,7 +36,9 @@ import { isConnected } from '../shared/shared-state.js';
 import { BoundedEntries, type EntityStore, type MemoryBounds } from './entity-store.js';
 import { responseDependencies } from './generations.js';
 
-const KEY_PREFIX = 'ordergraph:response:';
+// `m2:`: responses kept with their mark (Kept), never read by a version that kept bare results under the prefix alone
+// (during a rolling upgrade both run side by side on one Redis).
+const KEY_PREFIX = 'ordergraph:response:m2:';
 /** The key of every request the cache neither reads nor fills. */
 const UNCACHED = 'uncached';
 
