@@ -18,7 +18,7 @@ export const GATEWAYS_OPTIONS = {
   warmup: { type: 'string', default: '2' },
   connections: { type: 'string', default: '32' },
   scenarios: { type: 'string', default: DEFAULT_SCENARIOS.join(',') },
-  gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway' },
+  gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway,grafbase' },
   profile: { type: 'string' },
   heap: { type: 'string' },
   'ours-with': { type: 'string' },
@@ -50,7 +50,10 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default
                       ${GATEWAYS_OPTIONS.gateways.default}; the others run on
                       the packages as published, and "hive runtime + rust planner on our patches" (only when named)
-                      is that engine on our patched node_modules
+                      is that engine on our patched node_modules; grafbase is Grafbase's Rust gateway (\`grafbase dev\`
+                      of the npm package @grafbase/cli-x86_64-unknown-linux-musl) in front of a second set of
+                      subgraphs that serve unsigned calls (it cannot sign them); Linux x86-64 only, so left out of
+                      the default elsewhere
   --profile <dir>     our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing into
                       ours/ and bare/ there, and their top self times are printed; each --ours-also checkout writes
                       into a directory of its name

@@ -1,6 +1,7 @@
-// npm run bench: the users' comparison of gateways. The three seeded subgraphs (production mode), Redis, each gateway
-// and this load generator (autocannon) all run in processes of their own; one gateway is under load at a time, in
-// rounds that alternate the order, so that a busy machine weighs on all alike. Bodies are verified identical before
+// npm run bench: the users' comparison of gateways. The three seeded subgraphs (production mode; Grafbase, which
+// cannot sign its calls, has a second set that serves unsigned ones), Redis, each gateway and this load generator
+// (autocannon) all run in processes of their own; one gateway is under load at a time, in rounds that alternate the
+// order, so that a busy machine weighs on all alike. Bodies are verified identical before
 // timing (every variant of a varied scenario) and every response under load is compared with its gateway's answer to
 // the same request (bench/workloads.ts for the varied ones). Prints progress, then a Markdown table, and writes the
 // chart into the git-ignored bench/out/ (--chart elsewhere). `npm run bench -- --help` lists the options
@@ -15,12 +16,13 @@ import { freePort, readCounter, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
-import { SECRET, builtEntry, imageEnv, machineLine, prepareRun, start, startSeededSubgraphs, stopAll } from './processes.js';
+import { SECRET, UNSIGNED_SUBGRAPH_ENV, builtEntry, imageEnv, machineLine, prepareRun, start, startSeededSubgraphs, startSubgraphProcesses, stopAll, type SeededSubgraphs, type SubgraphProcesses } from './processes.js';
 import { startFlags } from '../scripts/deployment-files.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
 import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
 import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type OrdersRead, type Outcome, type Write } from './workloads.js';
 import { unpatchedServers } from './unpatched.js';
+import { grafbaseBinary, startGrafbase } from './grafbase.js';
 import { GATEWAYS_HELP, GATEWAYS_OPTIONS, selectScenarios } from './gateways-options.js';
 
 const { values: options } = parseArgs({ options: GATEWAYS_OPTIONS });
@@ -43,6 +45,8 @@ interface Gateway {
   name: string;
   url: string;
   process: ChildProcess;
+  /** The subgraphs it calls, whose CPU and datastore operations count against it. */
+  subgraphs: SubgraphProcesses;
 }
 
 /** Has a gateway started with --heapsnapshot-signal write a snapshot; it answers again once the file is complete. */
@@ -59,12 +63,18 @@ async function heapSnapshot(gateway: Gateway, dir: string): Promise<string> {
 
 const OTHERS = ['hive runtime', 'hive runtime + rust planner', '@apollo/gateway'];
 const PATCHED_BARE = 'hive runtime + rust planner on our patches';
+const GRAFBASE = 'grafbase';
 
 /** With --profile, ours and the bare runtime on the Rust planner write CPU profiles, each into a directory of its own. */
 const PROFILED = { ours: 'our gateway', bare: 'the bare runtime on the Rust planner' };
 const profiled = (which: keyof typeof PROFILED) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, which)}`] : []);
 
-async function startGateways(supergraphPath: string, redisUrl: string): Promise<Gateway[]> {
+/** What a reader of the table must know about how a gateway ran, a line each: printed as it starts and below the table. */
+const notes: string[] = [];
+
+/** Each gateway `--gateways` names, in front of `subgraphs` and the supergraph composed over them (Grafbase aside). */
+async function startGateways(subgraphs: SeededSubgraphs, redisUrl: string): Promise<Gateway[]> {
+  const { supergraphPath } = subgraphs;
   const gateways: Gateway[] = [];
   const wanted = options.gateways.split(',');
   if (options.heap) mkdirSync(options.heap, { recursive: true });
@@ -75,7 +85,7 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
     const url = `http://127.0.0.1:${port}/graphql`;
     // The gateways of bench/servers import only packages: Node strips their types, no transpiler runs beside them.
     const child = await start(name, script, args(port), { PORT: String(port), ...env }, url.replace('/graphql', '/healthz'), { execArgv, typeStripping: true, startFlags });
-    gateways.push({ name, url, process: child });
+    gateways.push({ name, url, process: child, subgraphs });
     process.stdout.write(`  ${name} on ${url}\n`);
   };
   const oursEnv = {
@@ -120,7 +130,34 @@ async function startGateways(supergraphPath: string, redisUrl: string): Promise<
   await add('@apollo/gateway', server('apollo-gateway.ts'), (port) => [supergraphPath, String(port)]);
   // Only when named: the same engine on our node_modules, to show what our patches buy it.
   await add(PATCHED_BARE, 'bench/servers/hive-runtime.ts', (port) => [supergraphPath, String(port), '--rust']);
+  if (wanted.includes(GRAFBASE)) {
+    const binary = grafbaseBinary();
+    if (!('unavailable' in binary)) gateways.push(await grafbase(binary, redisUrl));
+    // In the default set it is left out where its binary cannot run (not Linux x86-64); named, that is an error.
+    else if (options.gateways === GATEWAYS_OPTIONS.gateways.default) process.stdout.write(`  ${GRAFBASE} left out: ${binary.unavailable}\n`);
+    else throw new Error(`--gateways names ${GRAFBASE}, which cannot run here: ${binary.unavailable}`);
+  }
   return gateways;
+}
+
+/**
+ * Grafbase's gateway (bench/grafbase.ts) in front of subgraphs of its own: it cannot sign its calls as the
+ * production subgraphs require (Hive's HMAC in the request's extensions), so it is given a second seeded set that
+ * serves unsigned calls. Orders uses Redis only for subscriptions' pub/sub, which nothing here subscribes to, so the
+ * two sets share it.
+ */
+async function grafbase(binary: { path: string; version: string }, redisUrl: string): Promise<Gateway> {
+  const note =
+    `${GRAFBASE} (Grafbase CLI ${binary.version}, \`grafbase dev\`) calls a second set of the seeded subgraphs, which serve unsigned calls ` +
+    '(NODE_ENV=development, no SUBGRAPH_SIGNING_SECRET): it cannot sign them as the others do, so neither it nor its subgraphs pay for signatures';
+  notes.push(note);
+  process.stdout.write(`  ${note}\n`);
+  const subgraphs = await startSubgraphProcesses(redisUrl, { env: UNSIGNED_SUBGRAPH_ENV });
+  const port = await freePort();
+  const child = await startGrafbase(binary.path, subgraphs.urls, port);
+  const url = `http://127.0.0.1:${port}/graphql`;
+  process.stdout.write(`  ${GRAFBASE} on ${url}\n`);
+  return { name: GRAFBASE, url, process: child, subgraphs };
 }
 
 type Headers = Record<string, string>;
@@ -325,9 +362,9 @@ async function main() {
   console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
   console.log(machineLine());
   const redis = await prepareRun();
-  const { urls, processes: subgraphProcesses, supergraphPath } = await startSeededSubgraphs(redis.url);
+  const subgraphs = await startSeededSubgraphs(redis.url);
   console.log('starting gateways');
-  const gateways = await startGateways(supergraphPath, redis.url);
+  const gateways = await startGateways(subgraphs, redis.url);
   const authorization = `Bearer ${await token('ADMIN', 'user-0000', { secret: SECRET })}`;
   const headers = { 'content-type': 'application/json', authorization };
   // The varied scenarios' viewers: the administrator, nobody, and each seeded user for (g)'s writes.
@@ -337,12 +374,13 @@ async function main() {
     ANONYMOUS: { 'content-type': 'application/json' },
     users: new Map(await Promise.all([...users].map(async (user) => [user, { 'content-type': 'application/json', authorization: `Bearer ${await token('USER', user, { secret: SECRET })}` }] as const))),
   };
-  const storeCalls = async () => {
+  // Of the subgraphs a gateway calls.
+  const storeCalls = async (gateway: Gateway) => {
     let sum = 0;
-    for (const url of Object.values(urls)) sum += await readCounter(url.replace('/graphql', '/metrics'), 'datastore_operations_total');
+    for (const url of Object.values(gateway.subgraphs.urls)) sum += await readCounter(url.replace('/graphql', '/metrics'), 'datastore_operations_total');
     return sum;
   };
-  const subgraphCpuMs = () => Object.values(subgraphProcesses).reduce((sum, child) => sum + processCpuMs(child.pid!), 0);
+  const subgraphCpuMs = (gateway: Gateway) => Object.values(gateway.subgraphs.processes).reduce((sum, child) => sum + processCpuMs(child.pid!), 0);
 
   const measurements: Measurement[] = [];
   try {
@@ -372,7 +410,7 @@ async function main() {
       for (let round = 0; round < ROUNDS; round++) {
         for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
           const total = totals.get(gateway.name)!;
-          const [cpu0, subgraphCpu0, store0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(), await storeCalls()];
+          const [cpu0, subgraphCpu0, store0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(gateway), await storeCalls(gateway)];
           const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
           const { result, mismatches, graphqlErrors, writes, staleReads, stale } = await load(gateway, DURATION);
           clearInterval(sampler);
@@ -386,8 +424,8 @@ async function main() {
           const gatewayCpu = processCpuMs(gateway.process.pid!) - cpu0;
           total.gatewayCpu += gatewayCpu;
           total.rounds.push({ rps: requests / result.duration, gatewayCpuMs: gatewayCpu / requests });
-          total.subgraphCpu += subgraphCpuMs() - subgraphCpu0;
-          total.storeCalls += (await storeCalls()) - store0;
+          total.subgraphCpu += subgraphCpuMs(gateway) - subgraphCpu0;
+          total.storeCalls += (await storeCalls(gateway)) - store0;
           total.p50.push(result.latency.p50);
           total.p99.push(result.latency.p99);
           console.log(
@@ -427,10 +465,10 @@ async function main() {
     // Gateways first (the last started), so that no request of theirs finds its subgraph gone.
     await stopAll();
     await redis.close();
-    rmSync(supergraphPath, { force: true });
+    rmSync(subgraphs.supergraphPath, { force: true });
   }
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
-  console.log(`\n${renderTable(measurements, { date: started.toISOString(), machine, rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS })}`);
+  console.log(`\n${renderTable(measurements, { date: started.toISOString(), machine, rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS, notes })}`);
   mkdirSync(dirname(resolve(options.chart)), { recursive: true });
   writeFileSync(options.chart, renderChart(measurements, `${started.toISOString().slice(0, 10)}, ${machine}`));
   console.log(`chart written to ${resolve(options.chart)}`);

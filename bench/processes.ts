@@ -1,10 +1,11 @@
 // The processes a benchmark starts (subgraphs, gateways, load generators), each a Node.js process of its own, and
 // their teardown: on the normal way out, on failure and on Ctrl-C, no child outlives the command.
-import { execFileSync, fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { composeSupergraph, readSupergraphConfig } from '@ordergraph/composition';
 import { freePort, startRedis, type TestRedis } from '@ordergraph/testkit';
@@ -59,9 +60,27 @@ export function forkScript(
     env: { ...process.env, ...options.env },
     stdio: ['ignore', options.stdout === 'inherit' ? 'inherit' : 'pipe', 'inherit', 'ipc'],
   });
+  return keep(child, options.name, child.stdout ? [child.stdout] : []);
+}
+
+/**
+ * Runs a native program itself, not through a shell or a Node.js wrapper, so that its pid is the process whose CPU
+ * and memory /proc tells (bench/process-stats.ts); kept and watched as `forkScript` keeps a script.
+ */
+export function spawnBinary(name: string, file: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Both streams are its output: a native program may log to either.
+  return keep(child, name, [child.stdout!, child.stderr!]);
+}
+
+/**
+ * Puts a child on the list `stopAll` ends, keeps the last lines of `outputs`, and ends the command if a named child
+ * exits unasked.
+ */
+function keep(child: ChildProcess, name: string | undefined, outputs: Readable[]): ChildProcess {
   const output: string[] = [];
-  if (options.stdout !== 'inherit') {
-    createInterface({ input: child.stdout!, crlfDelay: Infinity }).on('line', (line) => {
+  for (const input of outputs) {
+    createInterface({ input, crlfDelay: Infinity }).on('line', (line) => {
       output.push(line);
       if (output.length > KEPT_OUTPUT_LINES) output.shift();
     });
@@ -70,7 +89,6 @@ export function forkScript(
   child.once('exit', () => children.splice(children.indexOf(child), 1));
   // 'close' comes after its output has been read to the end.
   child.once('close', (code, signal) => {
-    const name = options.name;
     if (name === undefined || stopping.has(child)) return;
     console.error(`\n${name} (pid ${child.pid}) exited unexpectedly (${signal ?? `code ${code}`}); its last output:\n${output.join('\n') || '(none)'}`);
     void cleanupAll().finally(() => process.exit(1));
@@ -114,9 +132,19 @@ export async function start(
     execArgv: [...flags, ...(options.execArgv ?? [])],
     env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...(asImage ? imageEnv() : {}), ...env },
   });
+  return answering(name, child, ready);
+}
+
+/** Starts a native program (`spawnBinary`) and waits until it answers HTTP at `ready`. */
+export function startBinary(name: string, file: string, args: string[], env: Record<string, string>, ready: string): Promise<ChildProcess> {
+  return answering(name, spawnBinary(name, file, args, env), ready);
+}
+
+/** `child` once it answers HTTP at `ready` (a status below 500), within a minute; an error if it exits first. */
+function answering(name: string, child: ChildProcess, ready: string): Promise<ChildProcess> {
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
   const deadline = Date.now() + 60_000;
-  const answering = (async () => {
+  const answers = (async () => {
     while (Date.now() < deadline) {
       const ok = await fetch(ready, { method: 'GET', headers: { 'graphql-require-preflight': '1' } }).then((response) => response.status < 500, () => false);
       if (ok) return child;
@@ -124,7 +152,7 @@ export async function start(
     }
     throw new Error(`${name} did not start`);
   })();
-  return Promise.race([answering, exited]);
+  return Promise.race([answers, exited]);
 }
 
 /** SIGTERM (a profiled process writes its profile as it exits), then SIGKILL if it has not exited `graceMs` later. */
@@ -179,25 +207,48 @@ export function stopOnSignals(cleanup: () => Promise<void>): void {
 export const machineLine = (): string =>
   `machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 
-export interface SeededSubgraphs {
+/** The three seeded subgraphs, each a process. */
+export interface SubgraphProcesses {
   /** Each subgraph's /graphql URL, by name. */
   urls: Record<'users' | 'orders' | 'catalog', string>;
   processes: Record<'users' | 'orders' | 'catalog', ChildProcess>;
+}
+
+export interface SeededSubgraphs extends SubgraphProcesses {
   /** The supergraph composed over them, in a temporary file. */
   supergraphPath: string;
 }
 
-/** The three subgraphs on their seed (production mode, embedded stores), each a process, and the supergraph over them. */
-export async function startSeededSubgraphs(redisUrl: string): Promise<SeededSubgraphs> {
+/**
+ * Subgraphs that serve unsigned calls, for a gateway that cannot sign them as ours does (Hive's HMAC in the request's
+ * extensions): production refuses to start without SUBGRAPH_SIGNING_SECRET, so they run without NODE_ENV=production
+ * and without the secret. On the request path that is all that changes: the signature is neither checked nor made
+ * (their calls to each other go unsigned too); production's other settings (Apollo Server's landing page, schema
+ * details and stack traces in errors, introspection) do not touch an answer without errors.
+ */
+export const UNSIGNED_SUBGRAPH_ENV = { NODE_ENV: 'development', SUBGRAPH_SIGNING_SECRET: '' };
+
+/**
+ * The three subgraphs on their seed (embedded stores), each a process: production mode and signed calls unless `env`
+ * says otherwise (UNSIGNED_SUBGRAPH_ENV). `entry` says what runs: the built JavaScript by default.
+ */
+export async function startSubgraphProcesses(redisUrl: string, options: { env?: Record<string, string>; entry?: (workspace: string) => string } = {}): Promise<SubgraphProcesses> {
+  const { env = {}, entry = builtEntry } = options;
   const ports = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
   const urls = { users: `http://127.0.0.1:${ports.users}/graphql`, orders: `http://127.0.0.1:${ports.orders}/graphql`, catalog: `http://127.0.0.1:${ports.catalog}/graphql` };
   const health = (url: string) => url.replace('/graphql', '/healthz');
-  process.stdout.write('starting subgraphs (production mode, seeded embedded stores)\n');
   const processes = {
-    catalog: await start('catalog', builtEntry('services/catalog'), [], { PORT: String(ports.catalog), SEED: 'true' }, health(urls.catalog)),
-    orders: await start('orders', builtEntry('services/orders'), [], { PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls.catalog, REDIS_URL: redisUrl }, health(urls.orders)),
-    users: await start('users', builtEntry('services/users'), [], { PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog }, health(urls.users)),
+    catalog: await start('catalog', entry('services/catalog'), [], { ...env, PORT: String(ports.catalog), SEED: 'true' }, health(urls.catalog)),
+    orders: await start('orders', entry('services/orders'), [], { ...env, PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls.catalog, REDIS_URL: redisUrl }, health(urls.orders)),
+    users: await start('users', entry('services/users'), [], { ...env, PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog }, health(urls.users)),
   };
+  return { urls, processes };
+}
+
+/** The three subgraphs on their seed (production mode, embedded stores), each a process, and the supergraph over them. */
+export async function startSeededSubgraphs(redisUrl: string): Promise<SeededSubgraphs> {
+  process.stdout.write('starting subgraphs (production mode, seeded embedded stores)\n');
+  const { urls, processes } = await startSubgraphProcesses(redisUrl);
   const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
   writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
   return { urls, processes, supergraphPath };

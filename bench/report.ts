@@ -24,6 +24,8 @@ export interface RunInfo {
   rounds: number;
   duration: number;
   connections: number;
+  /** How a gateway ran, where the reader must know it to read its row (one line each, below the run's line). */
+  notes?: string[];
 }
 
 const OURS = 'ours';
@@ -44,6 +46,7 @@ export function renderTable(measurements: Measurement[], run: RunInfo): string {
   const lines = [
     `${run.date}, ${run.machine}; ${run.rounds} alternating rounds x ${run.duration} s per gateway, ${run.connections} connections. ` +
       'A ratio is over the whole run, with its range round by round in brackets.',
+    ...(run.notes ?? []).map((note) => `- ${note}.`),
     '',
     '| scenario | gateway | req/s | p50 ms | p99 ms | gateway CPU ms/req | subgraph CPU ms/req | peak RSS MB | store calls/req | errors | differing bodies | ours/this req/s | ours/this CPU |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -67,6 +70,7 @@ const COLORS: Record<string, string> = {
   'hive runtime': '#aec7e8',
   'hive runtime + rust planner': '#ff7f0e',
   '@apollo/gateway': '#7f7f7f',
+  grafbase: '#2ca02c',
 };
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 

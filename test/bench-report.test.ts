@@ -36,6 +36,11 @@ describe('the gateways table', () => {
     expect(rowOf(renderTable([ours, other], RUN), 'ours').slice(-3, -1)).toEqual(['', '']);
   });
 
+  it("says how a gateway ran, a line each, between the run's line and the table", () => {
+    const table = renderTable([measured('ours', [{ rps: 1, gatewayCpuMs: 1 }])], { ...RUN, notes: ['grafbase calls subgraphs that serve unsigned calls'] });
+    expect(table.split('\n').slice(1, 4)).toEqual(['- grafbase calls subgraphs that serve unsigned calls.', '', expect.stringMatching(/^\| scenario \|/)]);
+  });
+
   it('gives the ratio alone from a single round: a range of one is none', () => {
     const row = rowOf(renderTable([measured('ours', [{ rps: 300, gatewayCpuMs: 1 }]), measured('other', [{ rps: 100, gatewayCpuMs: 2 }])], { ...RUN, rounds: 1 }), 'other');
     expect(row.slice(-3, -1)).toEqual(['3.00x', '0.50x']);
