@@ -6,7 +6,7 @@ import { DirectoryPersistence } from './persistence.js';
 import type { Doc, DocumentCollection, DocumentDatabase, IndexSpec } from './types.js';
 
 export * from './types.js';
-export { EmbeddedDatabase } from './embedded.js';
+export { EmbeddedDatabase, storeQueries, type StoreQueryEvent } from './embedded.js';
 export { MongoDatabase, type MongoSettings } from './mongo.js';
 export { DirectoryPersistence, PersistenceError, type EmbeddedPersistence } from './persistence.js';
 
@@ -49,6 +49,7 @@ export function instrumentDatabase(db: DocumentDatabase, counter: Counter<'colle
         insertOne: counted('insertOne', inner.insertOne.bind(inner)),
         insertMany: counted('insertMany', inner.insertMany.bind(inner)),
         findOneAndUpdate: counted('findOneAndUpdate', inner.findOneAndUpdate.bind(inner)),
+        explain: inner.explain.bind(inner),
       };
     },
   };

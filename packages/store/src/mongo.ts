@@ -1,6 +1,6 @@
 // The production backend: the official MongoDB driver, indexes created at start, bounded waits.
 import { MongoClient, MongoServerError, type Collection, type Db, type ReadPreferenceMode } from 'mongodb';
-import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type Update } from './types.js';
+import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type QueryPlan, type Update } from './types.js';
 
 /** Server-side time limit of one query; a slow query fails instead of holding a request open. */
 const MAX_TIME_MS = 5_000;
@@ -30,6 +30,40 @@ class MongoCollection<T extends Doc> implements DocumentCollection<T> {
     if (options.skip) cursor.skip(options.skip);
     if (options.limit) cursor.limit(options.limit);
     return (await cursor.toArray()) as T[];
+  }
+
+  /**
+   * The server's own account of the query (explain, `executionStats` verbosity): the index of the winning plan's
+   * IXSCAN (null for a COLLSCAN), keys and documents examined, and whether a SORT stage sorted in memory.
+   */
+  async explain(filter: Filter, options: FindOptions): Promise<QueryPlan> {
+    const cursor = this.collection.find(filter as never, { sort: options.sort, maxTimeMS: MAX_TIME_MS });
+    if (options.skip) cursor.skip(options.skip);
+    if (options.limit) cursor.limit(options.limit);
+    const explained = await cursor.explain('executionStats');
+    const stages: { stage?: string; indexName?: string }[] = [];
+    // Plans nest stages under inputStage/inputStages; the slot-based engine wraps them in queryPlan.
+    const walk = (node: unknown): void => {
+      if (typeof node !== 'object' || node === null) return;
+      const stage = node as Record<string, unknown>;
+      if (typeof stage['stage'] === 'string') stages.push(stage as { stage: string; indexName?: string });
+      for (const key of ['queryPlan', 'inputStage', 'inputStages']) {
+        const child = stage[key];
+        if (Array.isArray(child)) child.forEach(walk);
+        else walk(child);
+      }
+    };
+    const planner = explained['queryPlanner'] as { winningPlan?: unknown } | undefined;
+    walk(planner?.winningPlan);
+    const stats = (explained['executionStats'] ?? {}) as { totalKeysExamined?: number; totalDocsExamined?: number };
+    const scan = stages.find((stage) => stage.stage === 'COLLSCAN');
+    const index = stages.find((stage) => stage.stage === 'IXSCAN' || stage.stage === 'TEXT_MATCH' || stage.stage === 'IDHACK' || stage.stage === 'EXPRESS_IXSCAN');
+    return {
+      index: scan ? null : (index?.indexName ?? (index ? '_id_' : null)),
+      keysExamined: stats.totalKeysExamined ?? 0,
+      docsExamined: stats.totalDocsExamined ?? 0,
+      sortedInMemory: stages.some((stage) => stage.stage === 'SORT'),
+    };
   }
 
   async findOne(filter: Filter): Promise<T | null> {
@@ -96,6 +130,7 @@ export class MongoDatabase implements DocumentDatabase {
     return new MongoDatabase(client, client.db(database));
   }
 
+  /** Creates the collection's declared indexes (the same the embedded store keeps), if absent, before any query. */
   async collection<T extends Doc>(name: string, indexes: IndexSpec[]): Promise<DocumentCollection<T>> {
     const collection = this.db.collection<T>(name);
     if (indexes.length > 0) {

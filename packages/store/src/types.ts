@@ -21,6 +21,23 @@ export interface IndexSpec {
   name: string;
   key: Record<string, 1 | -1>;
   unique?: boolean;
+  /**
+   * The first field holds an array and each element is indexed (a search's words). MongoDB detects this itself; the
+   * embedded store keeps such an index as an inverted index, the documents holding each element in _id order.
+   */
+  multikey?: boolean;
+}
+
+/** How a query was answered, as MongoDB's explain reports it: which index, and how much it read. */
+export interface QueryPlan {
+  /** The index used; null when the whole collection was scanned. `_id_` for the primary key. */
+  index: string | null;
+  /** Index entries read. */
+  keysExamined: number;
+  /** Documents read (and evaluated, when the index alone does not settle the filter). */
+  docsExamined: number;
+  /** Whether the results were sorted after reading rather than read in index order. */
+  sortedInMemory: boolean;
 }
 
 export interface DocumentCollection<T extends Doc> {
@@ -36,6 +53,8 @@ export interface DocumentCollection<T extends Doc> {
    * A filter on the current version or status makes it a compare-and-set.
    */
   findOneAndUpdate(filter: Filter, update: Update): Promise<T | null>;
+  /** How `find(filter, options)` would be answered: runs it and reports the plan (MongoDB's explain). */
+  explain(filter: Filter, options: FindOptions): Promise<QueryPlan>;
 }
 
 export interface DocumentDatabase {

@@ -46,7 +46,8 @@ describe('DATA_DIR persistence', () => {
     const items = await db.collection('items', []);
     for (let n = 0; n < 5; n++) await items.insertOne({ _id: `item-${n}`, n });
     expect(journalLines()).toBe(2);
-    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'snapshot.json'), 'utf8')) as object)).toEqual(['items']);
+    const snapshot = readFileSync(join(dir, 'snapshot.ndjson'), 'utf8').split('\n').filter(Boolean);
+    expect(snapshot.map((line) => (JSON.parse(line) as { collection: string }).collection)).toEqual(['items', 'items', 'items']);
     await db.close();
     const reopened = await open().collection('items', []);
     expect(await reopened.count({})).toBe(5);

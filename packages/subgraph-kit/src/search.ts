@@ -24,6 +24,35 @@ export function relevance(query: string, text: string | null | undefined): numbe
 /** The text search looks for: trimmed and lower-cased, as the searched fields are stored. */
 export const searchTerm = (text: string): string => text.trim().toLowerCase();
 
+/** Query words past this many are ignored: each one is a condition every candidate is checked against. */
+export const MAX_SEARCH_WORDS = 8;
+
+/**
+ * The words a text is found by: lower-cased, accents removed, split at anything not a letter or digit
+ * ("Berners-Lee" -> berners, lee; "user1@example.com" -> user1, example, com), each once. Stored with each document
+ * and indexed (the inverted index of search), and applied to the query the same way.
+ */
+export function searchWords(...texts: (string | null | undefined)[]): string[] {
+  const words = new Set<string>();
+  for (const text of texts) {
+    if (!text) continue;
+    for (const word of text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase().split(/[^\p{L}\p{N}]+/u)) if (word) words.add(word);
+  }
+  return [...words];
+}
+
+/**
+ * A filter matching documents whose `field` (their search words) holds every word of `query`; null when the query
+ * has no words. Answered by the multikey index on that field, in both backends.
+ */
+export function allWords(field: string, query: string): Record<string, unknown> | null {
+  const words = searchWords(query).slice(0, MAX_SEARCH_WORDS);
+  return words.length === 0 ? null : { [field]: { $all: words } };
+}
+
+/** The score of a document that holds every word of the query: its relevance, and never below a plain match's 1. */
+export const wordMatchScore = (query: string, ...texts: (string | null | undefined)[]): number => Math.max(1, ...texts.map((text) => relevance(query, text)));
+
 /**
  * A filter (MongoDB's query language, which both stores evaluate) matching documents whose `field` contains `term`
  * as plain text. A substring test, not `$regex`: no client's text is ever compiled into a regular expression, so no

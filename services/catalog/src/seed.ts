@@ -1,4 +1,5 @@
 import { batches, seedProducts as seededProducts } from '@ordergraph/seed';
+import { searchWords } from '@ordergraph/subgraph-kit';
 import type { ProductDoc, ProductStore } from './store/products.js';
 
 /**
@@ -11,7 +12,7 @@ export function seedProducts(store: ProductStore, scale = 1): Promise<number> {
       yield {
         _id: product.localId,
         name: product.name,
-        nameLower: product.name.toLowerCase(),
+        words: searchWords(product.name),
         priceCents: product.priceCents,
         salePriceCents: null,
         description: product.description,

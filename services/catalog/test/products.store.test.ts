@@ -44,7 +44,7 @@ describe.each(storeBackends())('ProductStore ($name)', (backend) => {
         fields({ salePriceCents: 1999, description: 'Bright', imageUrl: 'https://example.com/lamp.png', attributes }),
         at(0),
       );
-      expect(created).toMatchObject({ name: 'Desk Lamp', nameLower: 'desk lamp', version: 0, createdAt: at(0), updatedAt: at(0) });
+      expect(created).toMatchObject({ name: 'Desk Lamp', words: ['desk', 'lamp'], version: 0, createdAt: at(0), updatedAt: at(0) });
       const found = await store.findById(created._id);
       expect(found).toEqual(created);
       expect(attributesOf(found!)).toEqual(attributes);
@@ -89,7 +89,7 @@ describe.each(storeBackends())('ProductStore ($name)', (backend) => {
     it('writes at the current version, bumps it and stamps updatedAt', async () => {
       const [doc] = await createNamed('Old Name');
       const updated = await store.update(doc!._id, 0, fields({ name: 'New Name', salePriceCents: 2000, attributes: { a: 1 } }), at(30));
-      expect(updated).toMatchObject({ name: 'New Name', nameLower: 'new name', salePriceCents: 2000, version: 1, createdAt: at(0), updatedAt: at(30) });
+      expect(updated).toMatchObject({ name: 'New Name', words: ['new', 'name'], salePriceCents: 2000, version: 1, createdAt: at(0), updatedAt: at(30) });
       expect(attributesOf(updated!)).toEqual({ a: 1 });
       expect(await store.findById(doc!._id)).toEqual(updated);
     });
@@ -107,16 +107,19 @@ describe.each(storeBackends())('ProductStore ($name)', (backend) => {
   });
 
   describe('search', () => {
-    it('finds names containing the text, case-insensitively, best first then by id', async () => {
-      const [, lamp, shade, desk, clamp] = await createNamed('Chair', 'Lamp', 'Lampshade', 'Desk Lamp', 'Clamp');
+    it('finds names holding every word of the text, case- and accent-insensitively, best first then by id', async () => {
+      const [, lamp, desk, shade, big, cafe] = await createNamed('Chair', 'Lamp', 'Desk Lamp', 'Lamp-shade', 'Big desk lamp', 'Café Lamp', 'Lampshade', 'Clamp');
       const hits = await store.search('LAMP', 10);
       expect(hits.map(({ doc, score }) => [doc._id, score])).toEqual([
         [lamp!._id, 3],
         [shade!._id, 2],
-        [desk!._id, 1.5],
-        [clamp!._id, 1],
+        ...[desk!._id, big!._id, cafe!._id].sort().map((id) => [id, 1.5]),
       ]);
-      expect((await store.search('lamp', 2)).map(({ doc }) => doc.name)).toEqual(['Lamp', 'Lampshade']);
+      expect((await store.search('lamp', 2)).map(({ doc }) => doc.name)).toEqual(['Lamp', 'Lamp-shade']);
+      // Every word must be there, in any order; whole words only (no Lampshade, no Clamp).
+      expect((await store.search('lamp desk', 10)).map(({ doc }) => doc.name).sort()).toEqual(['Big desk lamp', 'Desk Lamp']);
+      expect((await store.search('cafe', 10)).map(({ doc }) => doc.name)).toEqual(['Café Lamp']);
+      expect(await store.search('lam', 10)).toEqual([]);
     });
 
     it('orders equal scores by id', async () => {
@@ -157,7 +160,7 @@ describe.each(storeBackends())('ProductStore ($name)', (backend) => {
       const first = seedData().products[0]!;
       expect(await store.findById(first.localId)).toMatchObject({
         name: first.name,
-        nameLower: first.name.toLowerCase(),
+        words: first.name.toLowerCase().split(' '),
         priceCents: first.priceCents,
         salePriceCents: null,
         description: first.description,

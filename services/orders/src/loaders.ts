@@ -17,9 +17,11 @@ export function createLoaders(store: OrderStore) {
     /** Every page asked for in a batch, whatever the users and windows, costs one store query. */
     ordersOfUser: new DataLoader<OrdersOfUserKey, OrderDoc[], string>(
       async (keys) => {
+        // One user (the usual User.orders): only the window asked for, read from the index at any offset.
+        const from = Math.min(...keys.map((key) => key.offset));
         const deepest = Math.max(...keys.map((key) => key.offset + key.limit));
-        const orders = await store.findByUserIds(keys.map((key) => key.userId), deepest);
-        return keys.map((key, i) => orders[i]!.slice(key.offset, key.offset + key.limit));
+        const orders = await store.findByUserIds(keys.map((key) => key.userId), deepest - from, from);
+        return keys.map((key, i) => orders[i]!.slice(key.offset - from, key.offset - from + key.limit));
       },
       { cacheKeyFn: (key) => `${key.userId}|${key.offset}|${key.limit}` },
     ),

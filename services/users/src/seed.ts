@@ -1,4 +1,5 @@
 import { batches, seedUsers as seededUsers } from '@ordergraph/seed';
+import { searchWords } from '@ordergraph/subgraph-kit';
 import type { UserDoc, UserStore } from './store/users.js';
 
 /**
@@ -12,7 +13,7 @@ export function seedUsers(store: UserStore, scale = 1): Promise<number> {
         _id: user.localId,
         email: user.email,
         name: user.name,
-        nameLower: user.name.toLowerCase(),
+        words: searchWords(user.name, user.email),
         role: user.role,
         createdAt: user.createdAt,
       };

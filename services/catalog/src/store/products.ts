@@ -1,15 +1,15 @@
 // The products collection: stored documents and the queries on them, for either backend.
 import { randomUUID } from 'node:crypto';
 import { findByIdsInKeyOrder, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/store';
-import { containsText, relevance, searchTerm } from '@ordergraph/subgraph-kit';
+import { allWords, searchWords, wordMatchScore } from '@ordergraph/subgraph-kit';
 
 export interface ProductDoc {
   [key: string]: unknown;
   _id: string;
   /** Trimmed. */
   name: string;
-  /** Lower-cased name, the indexed field search reads. */
-  nameLower: string;
+  /** The words of the name (searchWords), the indexed field search reads. */
+  words: string[];
   /** The list price. */
   priceCents: number;
   /** When set, below priceCents and the price charged now. */
@@ -38,14 +38,17 @@ export interface ProductFields {
   attributes: unknown;
 }
 
+/** Every query below reads one of these (docs/sizing.md lists them with the API fields they serve). */
 const PRODUCT_INDEXES: IndexSpec[] = [
+  // products(limit, offset), oldest first: ordered, so an offset is a position.
   { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
-  { name: 'nameLower', key: { nameLower: 1 } },
+  // search(query): the products holding every word, in _id order.
+  { name: 'words_id', key: { words: 1, _id: 1 }, multikey: true },
 ];
 
 const OLDEST_FIRST = { createdAt: 1, _id: 1 } as const;
 
-/** Name matches scored per search, as in users: a query matching more ranks only the first ones in id order. */
+/** Products ranked per search, as in users: a query matching more ranks only the first ones in id order. */
 const SEARCH_CANDIDATES = 500;
 
 /** The stored `attributes` JSON value, or null when none is set. */
@@ -66,7 +69,7 @@ export const fieldsOf = (doc: ProductDoc): ProductFields => ({
 function toDocumentFields(fields: ProductFields) {
   return {
     name: fields.name,
-    nameLower: fields.name.toLowerCase(),
+    words: searchWords(fields.name),
     priceCents: fields.priceCents,
     salePriceCents: fields.salePriceCents,
     description: fields.description,
@@ -119,13 +122,16 @@ export class ProductStore {
     return this.products.findOneAndUpdate({ _id: id, version }, { $set: { ...toDocumentFields(fields), updatedAt: now }, $inc: { version: 1 } });
   }
 
-  /** Products whose name contains `text` (case-insensitive), best first, then by id; at most `limit`. */
+  /**
+   * Products whose name holds every word of `text` (whole words, case- and accent-insensitive), best first, then by
+   * id; at most `limit`.
+   */
   async search(text: string, limit: number): Promise<{ doc: ProductDoc; score: number }[]> {
-    const term = searchTerm(text);
-    if (term.length === 0 || limit === 0) return [];
-    const matches = await this.products.find(containsText('nameLower', term), { sort: { _id: 1 }, limit: SEARCH_CANDIDATES });
+    const filter = allWords('words', text);
+    if (filter === null || limit === 0) return [];
+    const matches = await this.products.find(filter, { sort: { _id: 1 }, limit: SEARCH_CANDIDATES });
     return matches
-      .map((doc) => ({ doc, score: relevance(text, doc.name) }))
+      .map((doc) => ({ doc, score: wordMatchScore(text, doc.name) }))
       .sort((a, b) => b.score - a.score || a.doc._id.localeCompare(b.doc._id))
       .slice(0, limit);
   }

@@ -41,10 +41,10 @@ export interface OrderChanges {
   items?: LineItemDoc[] | undefined;
 }
 
+/** Every query below reads one of these or _id (docs/sizing.md lists them with the API fields they serve). */
 const ORDER_INDEXES: IndexSpec[] = [
-  // User.orders: one user's orders, newest first.
-  { name: 'userId_createdAt', key: { userId: 1, createdAt: -1 } },
-  { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
+  // User.orders: one user's orders, newest first, ties by _id: ordered, so an offset is a position.
+  { name: 'userId_createdAt_id', key: { userId: 1, createdAt: -1, _id: -1 } },
 ];
 
 /** `_id` breaks ties between orders created in the same millisecond, so the order is total on both backends. */
@@ -71,22 +71,22 @@ export class OrderStore {
   }
 
   /**
-   * One query for a batch of users (global IDs): each user's first `limitPerUser` orders, newest first, in key
-   * order. With a single user the limit goes into the query; a batch of several reads their orders whole.
+   * One query for a batch of users (global IDs): each user's orders, newest first, from `skip` (default 0) up to
+   * `limitPerUser` of them, in key order. With a single user the window goes into the query, read from the index at
+   * any depth; a batch of several reads their orders whole.
    */
-  async findByUserIds(userIds: readonly string[], limitPerUser: number): Promise<OrderDoc[][]> {
+  async findByUserIds(userIds: readonly string[], limitPerUser: number, skip = 0): Promise<OrderDoc[][]> {
     const unique = [...new Set(userIds)];
     if (unique.length === 0 || limitPerUser === 0) return userIds.map(() => []);
+    const single = unique.length === 1;
     const docs = await this.orders.find(
-      { userId: { $in: unique } },
-      { sort: NEWEST_FIRST, ...(unique.length === 1 ? { limit: limitPerUser } : {}) },
+      single ? { userId: unique[0] } : { userId: { $in: unique } },
+      { sort: NEWEST_FIRST, ...(single ? { skip, limit: limitPerUser } : {}) },
     );
+    if (single) return userIds.map(() => docs);
     const byUser = new Map<string, OrderDoc[]>(unique.map((id) => [id, []]));
-    for (const doc of docs) {
-      const orders = byUser.get(doc.userId)!;
-      if (orders.length < limitPerUser) orders.push(doc);
-    }
-    return userIds.map((id) => byUser.get(id)!);
+    for (const doc of docs) byUser.get(doc.userId)!.push(doc);
+    return userIds.map((id) => byUser.get(id)!.slice(skip, skip + limitPerUser));
   }
 
   async create(input: NewOrder, now = new Date()): Promise<OrderDoc> {

@@ -9,7 +9,7 @@ import {
   type Filter,
   type IndexSpec,
 } from '@ordergraph/store';
-import { containsText, relevance, searchTerm } from '@ordergraph/subgraph-kit';
+import { allWords, searchWords, wordMatchScore } from '@ordergraph/subgraph-kit';
 
 export interface UserDoc {
   [key: string]: unknown;
@@ -17,8 +17,8 @@ export interface UserDoc {
   /** Stored lower-cased: addresses are compared case-insensitively and unique. */
   email: string;
   name: string | null;
-  /** Lower-cased name, the indexed field search reads. */
-  nameLower: string | null;
+  /** The words of name and email (searchWords), the indexed field search reads. */
+  words: string[];
   role: Role;
   createdAt: Date;
 }
@@ -45,20 +45,33 @@ export interface KeysetPage {
   hasPreviousPage: boolean;
 }
 
+/** Every query below reads one of these (docs/sizing.md lists them with the API fields they serve). */
 const USER_INDEXES: IndexSpec[] = [
+  // users(filter: {email}), and the rule that an address belongs to one user.
   { name: 'email_unique', key: { email: 1 }, unique: true },
+  // users and usersConnection, oldest first, unfiltered or createdAfter: ordered, so an offset is a position.
   { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },
-  { name: 'nameLower', key: { nameLower: 1 } },
+  // The same filtered by role.
+  { name: 'role_createdAt_id', key: { role: 1, createdAt: 1, _id: 1 } },
+  // search(query): the users holding every word, in _id order.
+  { name: 'words_id', key: { words: 1, _id: 1 }, multikey: true },
 ];
+
+/** The documents a search ranks at most: the first that hold every word, in _id order. */
+const SEARCH_CANDIDATES = 500;
 
 const OLDEST_FIRST = { createdAt: 1, _id: 1 } as const;
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 
-/** Documents strictly after (or before) a keyset position in (createdAt, _id) order. */
+/**
+ * Documents strictly after (or before) a keyset position in (createdAt, _id) order. The range on createdAt bounds the
+ * index scan; the `$or` only separates the documents created in the position's very millisecond.
+ */
 function beyond(position: Keyset, direction: 'after' | 'before'): Filter {
   const op = direction === 'after' ? '$gt' : '$lt';
   return {
-    $or: [{ createdAt: { [op]: position.createdAt } }, { createdAt: position.createdAt, _id: { [op]: position.id } }],
+    createdAt: { [`${op}e`]: position.createdAt },
+    $or: [{ createdAt: { [op]: position.createdAt } }, { _id: { [op]: position.id } }],
   };
 }
 
@@ -131,7 +144,7 @@ export class UserStore {
       _id: randomUUID(),
       email: input.email.trim().toLowerCase(),
       name,
-      nameLower: name.toLowerCase(),
+      words: searchWords(name, input.email.trim().toLowerCase()),
       role: input.role,
       createdAt: now,
     };
@@ -144,16 +157,16 @@ export class UserStore {
     return doc;
   }
 
-  /** Users whose name or email contains `text`, best first, at most `limit`. */
+  /**
+   * Users whose name and email together hold every word of `text` (whole words, case- and accent-insensitive), best
+   * first, at most `limit`; only the first 500 such users in id order are ranked.
+   */
   async search(text: string, limit: number): Promise<{ doc: UserDoc; score: number }[]> {
-    const term = searchTerm(text);
-    if (term.length === 0) return [];
-    const matches = await this.users.find(
-      { $or: [containsText('nameLower', term), containsText('email', term)] },
-      { sort: { _id: 1 }, limit: 500 },
-    );
+    const filter = allWords('words', text);
+    if (filter === null || limit === 0) return [];
+    const matches = await this.users.find(filter, { sort: { _id: 1 }, limit: SEARCH_CANDIDATES });
     return matches
-      .map((doc) => ({ doc, score: Math.max(relevance(text, doc.name), relevance(text, doc.email)) }))
+      .map((doc) => ({ doc, score: wordMatchScore(text, doc.name, doc.email) }))
       .sort((a, b) => b.score - a.score || a.doc._id.localeCompare(b.doc._id))
       .slice(0, limit);
   }

@@ -1,0 +1,45 @@
+// Memory per record of the embedded store: seeds one subgraph's part of the data set at SEED_SCALE into an in-memory
+// store, as the service does, and prints the heap it holds per record (documents and every index), with the time it
+// took. Run with --expose-gc: `node --expose-gc --conditions=source --import tsx scripts/store-memory.ts [users|orders|catalog]`.
+import { EmbeddedDatabase } from '@ordergraph/store';
+import { ProductStore } from '../services/catalog/src/store/products.js';
+import { seedProducts } from '../services/catalog/src/seed.js';
+import { OrderStore } from '../services/orders/src/store/orders.js';
+import { seedOrders } from '../services/orders/src/seed.js';
+import { UserStore } from '../services/users/src/store/users.js';
+import { seedUsers } from '../services/users/src/seed.js';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with node --expose-gc');
+const scale = Number(process.env['SEED_SCALE'] ?? '100');
+const parts = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['users', 'catalog', 'orders'];
+
+const heap = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+for (const part of parts) {
+  const before = heap();
+  const db = new EmbeddedDatabase();
+  const started = performance.now();
+  const count =
+    part === 'users'
+      ? await seedUsers(await UserStore.open(db), scale)
+      : part === 'orders'
+        ? await seedOrders(await OrderStore.open(db), scale)
+        : await seedProducts(await ProductStore.open(db), scale);
+  // A first query places every document in its indexes, as the first request would.
+  if (part === 'orders') await (await OrderStore.open(db)).findByUserIds(['VXNlcjp1c2VyLTAwMDE'], 1);
+  if (part === 'users') await (await UserStore.open(db)).list({ role: 'USER' }, { limit: 1, offset: 0 });
+  if (part === 'catalog') await (await ProductStore.open(db)).list({ limit: 1, offset: 0 });
+  const seconds = (performance.now() - started) / 1000;
+  const held = heap() - before;
+  console.log(
+    `${part}: ${count.toLocaleString('en')} records at SEED_SCALE=${scale}, seeded in ${seconds.toFixed(1)} s, ` +
+      `${(held / 2 ** 20).toFixed(1)} MiB held, ${Math.round(held / count)} bytes per record (document and indexes); ` +
+      `RSS now ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+  );
+  await db.close();
+}
