@@ -9,3 +9,5 @@ export * from './redis-topologies.js';
 export * from './operations.js';
 export * from './otlp.js';
 export * from './incremental.js';
+export * from './consistency.js';
+export * from './api-queries.js';
