@@ -84,7 +84,7 @@ module.exports = {
     },
     {
       name: 'gateway-loads-composition-paths-only',
-      comment: 'Of composition the gateway needs where files live (paths.ts), not the composition library, which it never runs: its code would stay in the heap for the life of the process (docs/operating.md, Memory; test/architecture.test.ts also checks what the gateway loads).',
+      comment: 'Of composition the gateway needs where files live (paths.ts), not the composition library, which it never runs: its code would stay in the heap for the life of the process (bench/README.md, Gateway memory; test/architecture.test.ts also checks what the gateway loads).',
       severity: 'error',
       from: { path: '^gateway/src/' },
       to: { path: '^packages/composition/src/(?!paths\\.ts$)' },

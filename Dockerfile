@@ -40,7 +40,7 @@ ARG PORT
 ARG NODE_FLAGS=""
 ENV NODE_ENV=production PORT=${PORT} NODE_FLAGS=${NODE_FLAGS}
 # node allocates with jemalloc: it gives back what threads free, where glibc's malloc keeps it in per-thread arenas,
-# and returns pages freed a second ago rather than ten (docs/operating.md, Memory). IMAGE_ENV in
+# and returns pages freed a second ago rather than ten (bench/README.md, Gateway memory). IMAGE_ENV in
 # scripts/deployment-files.ts; the benchmarks run ours with it too.
 RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/*
 ENV LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=dirty_decay_ms:1000

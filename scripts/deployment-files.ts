@@ -34,7 +34,7 @@ const packageName = (dir: string) => packageJson(dir).name;
 /**
  * What every image sets in its environment besides NODE_FLAGS (the Dockerfile's runtime stage installs libjemalloc2):
  * node allocates with jemalloc, which gives back what its threads free where glibc's malloc keeps it in per-thread
- * arenas, and gives back pages freed a second ago rather than ten (docs/operating.md, Memory). A library name without a
+ * arenas, and gives back pages freed a second ago rather than ten (bench/README.md, Gateway memory). A library name without a
  * slash: the loader finds it on any architecture.
  */
 export const IMAGE_ENV = { LD_PRELOAD: 'libjemalloc.so.2', MALLOC_CONF: 'dirty_decay_ms:1000' } as const;

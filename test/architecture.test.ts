@@ -84,7 +84,7 @@ describe('what may import what', () => {
 
 describe('what the gateway loads as it starts', () => {
   // Every module stays in the heap for the life of the process, and the old generation grows by half of what it holds
-  // (docs/operating.md, Memory): the gateway loads neither the composition library (it needs only
+  // (bench/README.md, Gateway memory): the gateway loads neither the composition library (it needs only
   // @ordergraph/composition/paths) nor the MCP SDK, which mcp/endpoint.ts imports on the first MCP request. The rules
   // above see imports of our files only (dist folders are not cruised), so this looks at what Node.js resolves.
   it('is neither the composition library nor the MCP SDK', () => {

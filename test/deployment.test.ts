@@ -20,7 +20,7 @@ const compose = parseYaml(read('docker-compose.yml')) as {
 };
 const rootPackage = JSON.parse(read('package.json')) as { devDependencies: Record<string, string> };
 
-// V8's heap as each process sizes it (docs/operating.md, Memory): the subgraphs' 16 MB semi-spaces and old generation
+// V8's heap as each process sizes it (bench/README.md, Gateway memory): the subgraphs' 16 MB semi-spaces and old generation
 // grown 2.5x past what survives a full collection; the gateway's 8 MB semi-spaces and 1.5x (what its requests in flight
 // hold is promoted and dies there).
 const subgraphHeap = ['--max-semi-space-size=16', '--heap-growing-percent=150'];
@@ -69,7 +69,7 @@ describe.each(deployables)('$service image', ({ service, dir, port, heap }) => {
 
   it("sizes V8's heap for its pod, not from the pod's memory limit: 16 MB semi-spaces, the old generation's growth bounded", () => {
     // Node sizes the heap from a container's limit, so small that the gateway took 1.7-2.2x the CPU per request in
-    // its 512 MiB pod and the subgraphs up to 1.6x in theirs (docs/operating.md, Memory).
+    // its 512 MiB pod and the subgraphs up to 1.6x in theirs (bench/README.md, Gateway memory).
     expect(startFlags(dir)).toEqual(heap);
   });
 });

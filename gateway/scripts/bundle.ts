@@ -1,7 +1,7 @@
 // The gateway's production entry as one bundle: `npm run build` compiles src/ with tsc, then this rewrites
 // dist/index.js (tsc's entry) into a single minified module, with what the gateway loads only on demand (MCP, @defer,
 // GraphiQL) in dist/chunks/. Node then holds one module where it held about two thousand, and their source text
-// minified: the heap kept at rest, and so the old generation's peak, is that much lower (docs/operating.md, Memory).
+// minified: the heap kept at rest, and so the old generation's peak, is that much lower (bench/README.md, Gateway memory).
 // Run from the gateway's directory; `node scripts/bundle.ts` (Node.js strips the types).
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';

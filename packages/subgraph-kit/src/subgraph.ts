@@ -298,7 +298,7 @@ export async function createSubgraphService<TContext extends BaseContext>(
     }
   };
 
-  // What @as-integrations/express5 did, without express (docs/operating.md says what that saves): Apollo Server is
+  // What @as-integrations/express5 did, without express (docs/design.md, "Subgraphs on Node's own HTTP server", says what that saves): Apollo Server is
   // handed the request's method, headers, query string and parsed JSON body, and its answer is written as it comes.
   const serveGraphQL = async (req: IncomingMessage, res: ServerResponse, search: string) => {
     let body: unknown;
