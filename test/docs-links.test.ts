@@ -1,55 +1,10 @@
 // Every relative link of the documentation resolves in a clone of this repository: to a file inside it, and an
 // `#anchor` to a heading of that file as GitHub names it. Links to other sites are not followed.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@ordergraph/composition';
-
-const pages = existsSync(resolve(REPO_ROOT, 'docs')) ? readdirSync(resolve(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort() : [];
-const DOCS = ['README.md', 'ARCHITECTURE.md', 'bench/README.md', ...pages.map((name) => `docs/${name}`)];
-
-/** The text outside fenced code blocks, line by line (a `#` in a shell block is no heading, a `[x](y)` there no link). */
-function prose(markdown: string): string[] {
-  let fence: string | undefined;
-  return markdown.split('\n').map((line) => {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (marker && (fence === undefined || marker.startsWith(fence))) {
-      fence = fence === undefined ? marker : undefined;
-      return '';
-    }
-    return fence === undefined ? line : '';
-  });
-}
-
-/** GitHub's anchor for a heading: lowercase, punctuation other than `-` and `_` dropped, each space a `-`; repeats get -1, -2... */
-export function slug(heading: string): string {
-  const text = heading
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // a link's text only
-    .trim()
-    .toLowerCase();
-  return text.replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
-}
-
-export function anchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const result = new Set<string>();
-  for (const line of prose(markdown)) {
-    const heading = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
-    if (heading === undefined) continue;
-    const base = slug(heading);
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    result.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return result;
-}
-
-/** Every link target of a markdown text, with its line: `[text](target)`, `![alt](target)`, code spans left out. */
-export function links(markdown: string): { line: number; target: string }[] {
-  return prose(markdown).flatMap((text, index) =>
-    [...text.replace(/`[^`]*`/g, '``').matchAll(/\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => ({ line: index + 1, target: match[1]! })),
-  );
-}
+import { DOCS, anchors, links, slug } from './markdown.js';
 
 const external = (target: string) => /^[a-z][a-z0-9+.-]*:/i.test(target);
 
