@@ -1,5 +1,5 @@
 // The Node.js requirement (package.json engines) is checked before npm start or npm test loads anything: one line
-// with the README's fix, and a non-zero exit.
+// with the fix docs/getting-started.md gives, and a non-zero exit.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
