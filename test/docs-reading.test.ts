@@ -15,16 +15,16 @@ const read = (file: string) => readFileSync(resolve(REPO_ROOT, file), 'utf8');
 
 /**
  * A benchmark figure: a measured ratio (`1.7x`, `0.93-1.05x`), a rate (`req/s`, `ms/req`), CPU time per request or
- * call (`58 µs per request`, `3.7 ms of CPU`), a share of CPU (`12 % of a subgraph's CPU`, `4 % less CPU`), or a
- * memory peak (`peaked at 193 MB`, `peak RSS 301 MB`). A setting's value (`16 MB semi-spaces`, `up to 1 MB`,
- * `5000 ms`) is none of these.
+ * call (`58 µs per request`, `3.7 ms of CPU`), a share of CPU or of allocations (`12 % of a subgraph's CPU`,
+ * `4 % less CPU`, `6 % of the gateway's sampled allocations`), or a memory peak (`peaked at 193 MB`,
+ * `peak RSS 301 MB`). A setting's value (`16 MB semi-spaces`, `up to 1 MB`, `5000 ms`) is none of these.
  */
 export const FIGURES: RegExp[] = [
   /(?<![\w.])\d+(?:\.\d+)?(?:\s?[-–]\s?\d+(?:\.\d+)?)?x\b/,
   /\breq\/s\b|\bms\/req\b/,
   /\d(?:\.\d+)?\s?(?:ms|µs|us)\s+(?:of\s+(?:\w+\s+)?CPU|(?:of\s+)?(?:gateway\s+)?CPU\s+)?per\s+(?:request|call|representation|gateway request)\b/,
   /\d(?:\.\d+)?\s?(?:ms|µs)\s+of\s+(?:\w+\s+)?CPU\b/,
-  /\d+(?:\.\d+)?\s?%\s+(?:less|more)\s+(?:\w+\s+)?CPU\b|\d+(?:\.\d+)?\s?%\s+of\s+(?:the\s+|a\s+)?(?:\w+'s\s+)?CPU\b/,
+  /\d+(?:\.\d+)?\s?%\s+(?:less|more)\s+(?:\w+\s+)?CPU\b|\d+(?:\.\d+)?\s?%\s+of\s+(?:the\s+|a\s+)?(?:\w+'s\s+)?(?:sampled\s+)?(?:CPU|allocations)\b/,
   /\bpeak(?:s|ed)?\b[^.|]{0,60}?\d+\s?MB\b|\bRSS\b[^.|]{0,40}?\d+\s?MB\b/i,
 ];
 
@@ -59,6 +59,7 @@ describe('reading the rules on planted examples', () => {
       'the subgraphs spent 3.71 ms of CPU per gateway request',
       'took about 12 % of a subgraph\'s CPU',
       '4 % less CPU per request',
+      '(6 % of the gateway\'s sampled allocations under (b))',
       'the gateway peaked at 156-193 MB',
       'peak RSS 301-347 MB',
     ];
