@@ -1,11 +1,11 @@
 // The documentation a person reads stays readable (STYLE.md, "Docs a person reads"): short paragraphs in the user
 // pages, no benchmark figure outside the pages that keep them, and every setting a page names one the code knows.
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@ordergraph/composition';
 import { configReference } from '../scripts/config-reference.js';
-import { DOC_PAGES, paragraphs, prose } from './markdown.js';
+import { DOC_PAGES, links, paragraphs, prose } from './markdown.js';
 
 /** Pages that keep measurements, decisions and history, and the generated reference: no user page's rules apply. */
 const NOT_USER_PAGES = ['docs/configuration.md', 'docs/design.md', 'docs/changelog.md'];
@@ -66,6 +66,22 @@ describe('reading the rules on planted examples', () => {
     expect(planted.filter((line) => figures(line).length === 0)).toEqual([]);
     const settings = ['16 MB semi-spaces', 'a JSON body of up to 1 MB', '`SHUTDOWN_DELAY` ms (5000 in production)', 'scale on CPU (70 % by default)', '`0x1f`', 'one copy of 48', '`--max-semi-space-size=8`'];
     expect(settings.filter((line) => figures(line).length > 0)).toEqual([]);
+  });
+});
+
+describe('the index of pages by kind', () => {
+  /** The pages of docs/ a page links to, as paths from the repository's root. */
+  const linked = (file: string) =>
+    new Set(links(read(file)).map(({ target }) => relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), decodeURIComponent(target.split('#')[0]!)))));
+
+  it('docs/README.md names every page of docs/', () => {
+    const named = linked('docs/README.md');
+    expect(DOC_PAGES.filter((page) => page !== 'docs/README.md' && !named.has(page))).toEqual([]);
+  });
+
+  it('docs/how-to/README.md names every how-to guide', () => {
+    const named = linked('docs/how-to/README.md');
+    expect(DOC_PAGES.filter((page) => page.startsWith('docs/how-to/') && page !== 'docs/how-to/README.md' && !named.has(page))).toEqual([]);
   });
 });
 
