@@ -1,6 +1,7 @@
 // Memory per record of the embedded store: seeds one subgraph's part of the data set at SEED_SCALE into an in-memory
 // store, as the service does, and prints the heap it holds per record (documents and every index), with the time it
 // took. Run with --expose-gc: `node --expose-gc --conditions=source --import tsx scripts/store-memory.ts [users|orders|catalog]`.
+import { readFileSync } from 'node:fs';
 import { EmbeddedDatabase } from '@ordergraph/store';
 import { ProductStore } from '../services/catalog/src/store/products.js';
 import { seedProducts } from '../services/catalog/src/seed.js';
@@ -13,6 +14,9 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
 const scale = Number(process.env['SEED_SCALE'] ?? '100');
 const parts = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['users', 'catalog', 'orders'];
+
+/** The process's peak resident set so far (VmHWM), in MiB. */
+const peakRss = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
 
 const heap = () => {
   gc();
@@ -39,7 +43,13 @@ for (const part of parts) {
   console.log(
     `${part}: ${count.toLocaleString('en')} records at SEED_SCALE=${scale}, seeded in ${seconds.toFixed(1)} s, ` +
       `${(held / 2 ** 20).toFixed(1)} MiB held, ${Math.round(held / count)} bytes per record (document and indexes); ` +
-      `RSS now ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+      `RSS now ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB, peak ${peakRss().toFixed(0)} MiB`,
   );
+  if (process.env['STORE_MEMORY_DETAIL']) {
+    const { heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
+    const mib = (n: number) => `${(n / 2 ** 20).toFixed(0)}`;
+    console.log(`  heapTotal ${mib(heapTotal)} heapUsed ${mib(heapUsed)} external ${mib(external)} arrayBuffers ${mib(arrayBuffers)} MiB`);
+    for (const space of (await import('node:v8')).getHeapSpaceStatistics()) console.log(`  ${space.space_name}: size ${mib(space.space_size)} used ${mib(space.space_used_size)} available ${mib(space.space_available_size)}`);
+  }
   await db.close();
 }

@@ -3,7 +3,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { find, Query, update as applyUpdate } from 'mingo';
 import { MultikeyIndex, OrderedIndex } from './indexes.js';
-import { analyze, type Conditions, type KeyPart, type KeyValue, type Range } from './plan.js';
+import { analyze, type Conditions, type KeyPart, type KeyValue, type Range, type Scalar } from './plan.js';
 import type { EmbeddedPersistence } from './persistence.js';
 import { DuplicateKeyError, type Doc, type DocumentCollection, type DocumentDatabase, type Filter, type FindOptions, type IndexSpec, type QueryPlan, type Update } from './types.js';
 
@@ -41,16 +41,20 @@ function clone<T>(value: T): T {
  * is always such a date. Every document leaving the store, or evaluated by mingo, has its Dates back.
  */
 function toStored<T extends Doc>(doc: T): T {
-  const stored = clone(doc) as Record<string, unknown>;
-  // Equal dates of one document (createdAt and updatedAt, until it changes) share one bigint.
+  return storeDatesInPlace(clone(doc));
+}
+
+/** Replaces a document's own top-level Dates by bigints; equal dates (createdAt and updatedAt, until it changes) share one. */
+function storeDatesInPlace<T extends Doc>(doc: T): T {
+  const fields = doc as Record<string, unknown>;
   let last: bigint | undefined;
-  for (const key of Object.keys(stored)) {
-    const value = stored[key];
+  for (const key of Object.keys(fields)) {
+    const value = fields[key];
     if (!(value instanceof Date) || Number.isNaN(value.getTime())) continue;
     const millis = BigInt(value.getTime());
-    stored[key] = last === millis ? last : (last = millis);
+    fields[key] = last === millis ? last : (last = millis);
   }
-  return stored as T;
+  return doc;
 }
 
 /** A stored document as callers see it, sharing nothing with the store (deep) or, for evaluation only, shallow. */
@@ -135,6 +139,7 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   private readonly primary = new OrderedIndex<T>({ name: '_id_', key: { _id: 1 }, unique: true });
   private readonly ordered: OrderedIndex<T>[];
   private readonly multikey: MultikeyIndex<T>[];
+  private settling = false;
 
   constructor(
     readonly name: string,
@@ -209,23 +214,30 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
     for (const index of this.multikey) {
       const elements = conditions.all.get(index.field) ?? (conditions.equal.get(index.field)?.length === 1 ? conditions.equal.get(index.field) : undefined);
       if (!elements) continue;
-      // The rarest element's documents, in _id order, each evaluated for the rest of the filter.
-      const postings = elements.map((element) => index.holding(element as string)).sort((a, b) => a.length - b.length)[0]!;
+      // The rarest element's documents in _id order, each looked up in the others' lists (index keys, not documents);
+      // only those in every list are read, and evaluated when the filter asks more than these elements.
+      const [driver, ...others] = elements.map((element) => index.holding(element as Scalar)).sort((a, b) => a.length - b.length);
+      const exact = !conditions.residual && conditions.range.size === 0 && conditions.all.size + conditions.equal.size === 1;
       const sortKeys = Object.entries(options.sort);
-      if (sortKeys.length === 1 && sortKeys[0]![0] === '_id') {
-        const out: T[] = [];
-        let examined = 0;
-        let skipped = 0;
-        const step = sortKeys[0]![1];
-        for (let i = step === 1 ? 0 : postings.length - 1; i >= 0 && i < postings.length && out.length < limit; i += step) {
-          examined++;
-          if (!matches(postings[i]!)) continue;
-          if (skipped++ < skip) continue;
-          out.push(postings[i]!);
+      const inIdOrder = sortKeys.length === 1 && sortKeys[0]![0] === '_id';
+      const step = inIdOrder && sortKeys[0]![1] === -1 ? -1 : 1;
+      const out: T[] = [];
+      let keysExamined = 0;
+      let docsExamined = 0;
+      let skipped = 0;
+      for (let i = step === 1 ? 0 : driver!.length - 1; i >= 0 && i < driver!.length && (!inIdOrder || out.length < limit); i += step) {
+        const doc = driver![i]!;
+        keysExamined += 1 + others.length;
+        if (!others.every((list) => index.listed(list, doc))) continue;
+        if (!exact) {
+          docsExamined++;
+          if (!matches(doc)) continue;
         }
-        return { docs: out, plan: { index: index.name, keysExamined: examined, docsExamined: examined, sortedInMemory: false } };
+        if (inIdOrder && skipped++ < skip) continue;
+        out.push(doc);
       }
-      return finish([...postings], false, { index: index.name, keysExamined: postings.length, docsExamined: postings.length });
+      if (inIdOrder) return { docs: out, plan: { index: index.name, keysExamined, docsExamined: exact ? out.length : docsExamined, sortedInMemory: false } };
+      return finish(out, true, { index: index.name, keysExamined, docsExamined: exact ? out.length : docsExamined });
     }
 
     let best: OrderedPlan<T> | undefined;
@@ -314,10 +326,22 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
     await this.insertMany([doc]);
   }
 
-  async insertMany(docs: T[]): Promise<void> {
+  async insertMany(docs: T[], options: { transfer?: boolean } = {}): Promise<void> {
     // Like an ordered insertMany in MongoDB: documents before the first duplicate are kept.
     try {
-      for (const doc of docs) this.store(undefined, toStored(doc), true, doc);
+      for (const doc of docs) {
+        if (options.transfer) this.store(undefined, doc, true, doc, true);
+        else this.store(undefined, toStored(doc), true, doc);
+      }
+      // A bulk load leaves documents pending in its indexes; they are placed as soon as the loading code yields, so
+      // the first request after a seed does not pay for it.
+      if (options.transfer && !this.settling) {
+        this.settling = true;
+        setImmediate(() => {
+          this.settling = false;
+          this.settle();
+        }).unref();
+      }
     } finally {
       this.persistence?.sync();
     }
@@ -340,21 +364,17 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
    * nothing; then journals `written` (the caller's form) when persisting, before anything changes in memory (the
    * caller syncs before acknowledging).
    */
-  private store(previous: T | undefined, next: T, persist = true, written: Doc = next): void {
+  private store(previous: T | undefined, next: T, persist = true, written: Doc = next, datesInPlace = false): void {
     if (!previous && this.primary.holds(next)) throw new DuplicateKeyError(this.name, '_id_');
     for (const index of this.ordered) {
       if (index.conflict(next) !== undefined) throw new DuplicateKeyError(this.name, index.name);
     }
     if (persist) this.persistence?.write(this.name, written);
-    if (previous) this.primary.remove(previous);
-    this.primary.add(next);
-    for (const index of this.ordered) {
-      if (previous) index.remove(previous);
-      index.add(next);
-    }
-    for (const index of this.multikey) {
-      if (previous) index.remove(previous);
-      index.add(next);
+    if (datesInPlace) storeDatesInPlace(next);
+    const indexes = [this.primary, ...this.ordered, ...this.multikey];
+    for (const index of indexes) {
+      if (previous) index.replace(previous, next);
+      else index.add(next);
     }
   }
 }

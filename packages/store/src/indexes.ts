@@ -138,6 +138,23 @@ export class OrderedIndex<T extends Doc> {
     if (this.pending.length >= Math.max(4096, this.sorted.length / 4)) this.settle();
   }
 
+  /**
+   * Puts `next` where `previous` was: in place when their keys are equal (an update that leaves the key alone, as most
+   * do), so the array is not shifted twice.
+   */
+  replace(previous: T, next: T): void {
+    if (!this.irregular.has(previous._id) && this.regular(next) && this.compareDocs(previous, next) === 0) {
+      this.settle();
+      const i = this.position(this.fields.map((field) => (previous[field] ?? null) as KeyPart), false);
+      if (this.sorted[i] === previous) {
+        this.sorted[i] = next;
+        return;
+      }
+    }
+    this.remove(previous);
+    this.add(next);
+  }
+
   remove(doc: T): void {
     if (this.irregular.delete(doc._id)) return;
     this.settle();
@@ -161,13 +178,14 @@ export class OrderedIndex<T extends Doc> {
       this.sorted = pending;
       return;
     }
-    const merged: T[] = new Array<T>(this.sorted.length + pending.length);
+    // Built by pushing: `new Array(n)` past 100,000 elements makes a dictionary-mode array, three times larger and
+    // slow to splice.
+    const merged: T[] = [];
     let i = 0;
     let j = 0;
-    let k = 0;
-    while (i < this.sorted.length && j < pending.length) merged[k++] = this.compareDocs(this.sorted[i]!, pending[j]!) <= 0 ? this.sorted[i++]! : pending[j++]!;
-    while (i < this.sorted.length) merged[k++] = this.sorted[i++]!;
-    while (j < pending.length) merged[k++] = pending[j++]!;
+    while (i < this.sorted.length && j < pending.length) merged.push(this.compareDocs(this.sorted[i]!, pending[j]!) <= 0 ? this.sorted[i++]! : pending[j++]!);
+    while (i < this.sorted.length) merged.push(this.sorted[i++]!);
+    while (j < pending.length) merged.push(pending[j++]!);
     this.sorted = merged;
   }
 
@@ -244,6 +262,22 @@ export class MultikeyIndex<T extends Doc> {
     }
   }
 
+  /** Puts `next` where `previous` was, in place when both hold the same elements. */
+  replace(previous: T, next: T): void {
+    const before = this.elements(previous);
+    const after = this.elements(next);
+    if (before.length !== after.length || before.some((element, i) => element !== after[i])) {
+      this.remove(previous);
+      this.add(next);
+      return;
+    }
+    for (const element of before) {
+      const list = this.postings.get(element)!;
+      const i = this.find(list, previous._id);
+      if (list[i] === previous) list[i] = next;
+    }
+  }
+
   remove(doc: T): void {
     for (const element of this.elements(doc)) {
       const list = this.postings.get(element);
@@ -263,6 +297,11 @@ export class MultikeyIndex<T extends Doc> {
       else high = middle;
     }
     return low;
+  }
+
+  /** Whether `doc` is in `list` (one of this index's lists), by binary search on _id. */
+  listed(list: readonly T[], doc: T): boolean {
+    return list[this.find(list as T[], doc._id)] === doc;
   }
 
   /** The documents holding `element`, in _id order (not to be changed by the caller). */

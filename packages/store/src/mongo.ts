@@ -82,7 +82,8 @@ class MongoCollection<T extends Doc> implements DocumentCollection<T> {
     }
   }
 
-  async insertMany(docs: T[]): Promise<void> {
+  /** `transfer` changes nothing here: the driver serializes the documents and keeps none of them. */
+  async insertMany(docs: T[], _options?: { transfer?: boolean }): Promise<void> {
     if (docs.length === 0) return;
     try {
       await this.collection.insertMany(docs as never[], { ordered: true });

@@ -36,6 +36,9 @@ const millis = (value: Date | bigint): number => (typeof value === 'bigint' ? Nu
 
 /** Compares a stored value with a key part in MongoDB's order. */
 export function compareKey(value: unknown, part: unknown): number {
+  // The common case first: two strings, two dates held as bigints, two numbers (NaN is never a key).
+  const kind = typeof value;
+  if (kind === typeof part && (kind === 'string' || kind === 'bigint' || kind === 'number')) return (value as string) < (part as string) ? -1 : (value as string) > (part as string) ? 1 : 0;
   if (part instanceof TypeEdge) {
     const rank = typeRank(value);
     return rank !== part.rank ? rank - part.rank : part.side === 'min' ? 1 : -1;

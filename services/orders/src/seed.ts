@@ -1,17 +1,18 @@
 import { toGlobalId } from '@ordergraph/core';
-import { batches, seedOrders as seededOrders } from '@ordergraph/seed';
+import { batches, seedCounts, seedOrders as seededOrders } from '@ordergraph/seed';
 import { totalCentsOf, type OrderDoc, type OrderStore } from './store/orders.js';
 
 /**
  * Seeds this subgraph's part of the shared deterministic data set at `scale` (SEED_SCALE), generated batch by batch;
- * returns how many orders were written. Orders of one user (or naming one product) share one ID string.
+ * returns how many orders were written. Orders of one user (or naming one product) share one ID string, made once
+ * and found by the record's index (local ids end in it).
  */
 export function seedOrders(store: OrderStore, scale = 1): Promise<number> {
-  const globalIds = new Map<string, string>();
+  const counts = seedCounts(scale);
+  const made = { User: new Array<string | undefined>(counts.users), Product: new Array<string | undefined>(counts.products) };
   const globalId = (type: 'User' | 'Product', localId: string): string => {
-    let id = globalIds.get(localId);
-    if (id === undefined) globalIds.set(localId, (id = toGlobalId(type, localId)));
-    return id;
+    const index = Number(localId.slice(localId.lastIndexOf('-') + 1));
+    return (made[type][index] ??= toGlobalId(type, localId));
   };
   const docs = (function* (): Generator<OrderDoc> {
     for (const order of seededOrders(scale)) {

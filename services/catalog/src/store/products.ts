@@ -141,7 +141,7 @@ export class ProductStore {
     if ((await this.products.count({})) > 0) return 0;
     let written = 0;
     for (const docs of batches) {
-      await this.products.insertMany(docs);
+      await this.products.insertMany(docs, { transfer: true });
       written += docs.length;
     }
     return written;
