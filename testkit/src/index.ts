@@ -11,3 +11,4 @@ export * from './otlp.js';
 export * from './incremental.js';
 export * from './consistency.js';
 export * from './api-queries.js';
+export * from './query-plans.js';

@@ -185,4 +185,31 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     await items.findOneAndUpdate({ _id: 'item-005' }, { $unset: { tags: '' } });
     expect(await items.findOne({ _id: 'item-005' })).not.toHaveProperty('tags');
   });
+
+  it('explains which index answers a query, as the backend plans it', async () => {
+    const ranked = await db.collection<Item>('ranked', [
+      { name: 'rank_createdAt_id', key: { rank: 1, createdAt: -1, _id: -1 } },
+      { name: 'tags_id', key: { tags: 1, _id: 1 }, multikey: true },
+    ]);
+    await ranked.insertMany(Array.from({ length: 40 }, (_, n) => item(n, { tags: n % 2 === 0 ? ['even', `n${n}`] : ['odd', `n${n}`] })));
+    const plan = (filter: Record<string, unknown>, options: Parameters<typeof ranked.find>[1]) => ranked.explain(filter, options);
+    expect(await plan({ _id: { $in: ['item-001', 'item-002'] } }, { sort: { _id: 1 } })).toMatchObject({ index: '_id_' });
+    expect(await plan({ rank: 1 }, { sort: { createdAt: -1, _id: -1 }, skip: 5, limit: 3 })).toMatchObject({ index: 'rank_createdAt_id', sortedInMemory: false });
+    expect(await plan({ rank: 2, createdAt: { $gte: item(10).createdAt } }, { sort: { createdAt: 1, _id: 1 } })).toMatchObject({ index: 'rank_createdAt_id', sortedInMemory: false });
+    expect(await plan({ tags: { $all: ['even', 'n4'] } }, { sort: { _id: 1 }, limit: 10 })).toMatchObject({ index: 'tags_id' });
+    // Without a usable index the whole collection is read.
+    expect(await plan({ sku: 'SKU-4' }, { sort: { _id: 1 } })).toMatchObject({ index: null });
+    expect((await ranked.find({ tags: { $all: ['even', 'n4'] } }, { sort: { _id: 1 } })).map((doc) => doc._id)).toEqual(['item-004']);
+    expect((await ranked.find({ rank: 1 }, { sort: { createdAt: -1, _id: -1 }, skip: 5, limit: 3 })).map((doc) => doc._id)).toEqual(['item-022', 'item-019', 'item-016']);
+  });
+
+  it('reads only the page of an ordered index at any offset (embedded: from positions)', async () => {
+    const ranked = await db.collection<Item>('deep', [{ name: 'createdAt_id', key: { createdAt: 1, _id: 1 } }]);
+    await ranked.insertMany(Array.from({ length: 300 }, (_, n) => item(n)), { transfer: true });
+    const deep = await ranked.find({}, { sort: { createdAt: 1, _id: 1 }, skip: 250, limit: 5 });
+    expect(deep.map((doc) => doc._id)).toEqual(['item-250', 'item-251', 'item-252', 'item-253', 'item-254']);
+    const plan = await ranked.explain({}, { sort: { createdAt: 1, _id: 1 }, skip: 250, limit: 5 });
+    expect(plan).toMatchObject({ index: 'createdAt_id', sortedInMemory: false });
+    if (backend.name !== 'mongodb') expect(plan.docsExamined).toBe(5);
+  });
 });

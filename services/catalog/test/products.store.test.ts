@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DocumentDatabase } from '@ordergraph/store';
 import { seedData } from '@ordergraph/seed';
-import { storeBackends } from '@ordergraph/testkit';
+import { recordingDatabase, storeBackends, unindexedQueries } from '@ordergraph/testkit';
 import { seedProducts } from '../src/seed.js';
 import { attributesOf, fieldsOf, ProductStore, type ProductDoc, type ProductFields } from '../src/store/products.js';
 
@@ -177,6 +177,23 @@ describe.each(storeBackends())('ProductStore ($name)', (backend) => {
       await createNamed('Existing');
       expect(await seedProducts(store)).toBe(0);
       expect(await store.list({ limit: 100, offset: 0 })).toHaveLength(1);
+    });
+  });
+
+  describe('indexes', () => {
+    it('answers every query it sends from an index (explained by the backend itself)', async () => {
+      const recorded = recordingDatabase(db);
+      const indexed = await ProductStore.open(recorded.db);
+      await seedProducts(indexed);
+      await indexed.findByIds(['product-0000', 'product-0001']);
+      await indexed.findById('product-0002');
+      await indexed.list({ limit: 20, offset: 150 });
+      await indexed.search('lamp', 20);
+      await indexed.search('Red Lamp', 20);
+      const current = (await indexed.findById('product-0003'))!;
+      await indexed.update(current._id, current.version, fieldsOf(current));
+      expect(recorded.queries.length).toBeGreaterThan(5);
+      expect(await unindexedQueries(recorded.queries)).toEqual([]);
     });
   });
 });

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toGlobalId } from '@ordergraph/core';
 import { type DocumentDatabase } from '@ordergraph/store';
 import { seedData } from '@ordergraph/seed';
-import { storeBackends } from '@ordergraph/testkit';
+import { recordingDatabase, storeBackends, unindexedQueries } from '@ordergraph/testkit';
 import { seedOrders } from '../src/seed.js';
 import { OrderStore, type LineItemDoc, type OrderDoc } from '../src/store/orders.js';
 
@@ -152,6 +152,23 @@ describe.each(storeBackends())('OrderStore ($name)', (backend) => {
       await createFor(ADA);
       expect(await seedOrders(store)).toBe(0);
       expect((await store.findByUserIds([ADA], 100))[0]).toHaveLength(1);
+    });
+  });
+
+  describe('indexes', () => {
+    it('answers every query it sends from an index (explained by the backend itself)', async () => {
+      const recorded = recordingDatabase(db);
+      const indexed = await OrderStore.open(recorded.db);
+      await seedOrders(indexed);
+      const [ada] = await createFor(ADA);
+      const [first] = await indexed.findByIds(['order-0000', 'order-0001']);
+      await indexed.findById('order-0002');
+      await indexed.findByUserIds([first!.userId], 20);
+      await indexed.findByUserIds([first!.userId], 5, 5);
+      await indexed.findByUserIds([first!.userId, ADA, BOB], 5, 5);
+      await indexed.compareAndSet(ada!, { status: 'PROCESSING' });
+      expect(recorded.queries.length).toBeGreaterThan(5);
+      expect(await unindexedQueries(recorded.queries)).toEqual([]);
     });
   });
 });
