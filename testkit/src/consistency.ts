@@ -142,6 +142,8 @@ export interface ConsistencyReport {
   paths: PathReport[];
   /** By phase, in the order they started (operations before the first phase under '-'). */
   phases: PhaseReport[];
+  /** Why reads and writes failed, the most frequent first. */
+  failures: { error: string; reads: number; writes: number }[];
 }
 
 /** The last index in ascending `values` holding a value strictly below `bound`, or -1. */
@@ -309,6 +311,14 @@ export function checkHistory(history: History): ConsistencyReport {
   }
   for (const write of history.writes) phaseReport(write.invokedAt).writes++;
   for (const write of history.failedWrites) phaseReport(write.invokedAt).failedWrites++;
+  const failures = new Map<string, { error: string; reads: number; writes: number }>();
+  const failure = (error: string) => {
+    let found = failures.get(error);
+    if (!found) failures.set(error, (found = { error, reads: 0, writes: 0 }));
+    return found;
+  };
+  for (const { error } of history.failedReads) failure(error).reads++;
+  for (const { error } of history.failedWrites) failure(error).writes++;
 
   return {
     reads: history.reads.length,
@@ -320,6 +330,7 @@ export function checkHistory(history: History): ConsistencyReport {
     worstOverlap,
     paths: [...pathReports.values()],
     phases: [...phaseReports.values()],
+    failures: [...failures.values()].sort((a, b) => b.reads + b.writes - (a.reads + a.writes)),
   };
 }
 
@@ -342,6 +353,7 @@ export function formatConsistencyReport(report: ConsistencyReport, options: { st
     );
   }
   lines.push(`phases: ${report.phases.map((p) => `${p.phase} ${p.reads} reads (${p.failed} failed) ${p.writes} writes (${p.failedWrites} failed) ${p.stale} stale`).join('; ')}`);
+  for (const { error, reads, writes } of report.failures.slice(0, 5)) lines.push(`failed: ${reads} reads, ${writes} writes: ${error.slice(0, 160)}`);
   for (const found of report.stale.slice(0, options.staleShown ?? 5)) {
     const { read } = found;
     lines.push(

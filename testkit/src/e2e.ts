@@ -4,3 +4,4 @@ export * from './apollo-gateway.js';
 export * from './processes.js';
 export * from './replicas.js';
 export * from './supergraph.js';
+export * from './consistency-workload.js';

@@ -33,6 +33,11 @@ export interface Supergraph {
   subgraphRequests(): Promise<number>;
   /** Stops one subgraph, as an outage would; the gateway keeps routing to its URL. */
   stopSubgraph(subgraph: string): Promise<void>;
+  /**
+   * Stops gateway replica `index` (draining it as a deployment does) and starts a new one with the same settings on
+   * the same port, as a restarted pod: its URL stays, what it held in memory is gone.
+   */
+  restartGateway(index: number): Promise<void>;
   /** The private Redis the gateways share (with `redis: true`); `client` reads it, `stop()`/`start()` cut it off. */
   redis: (TestRedis & { client: Redis }) | undefined;
   stop(): Promise<void>;
@@ -100,10 +105,16 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
     const sdl = composeSupergraph(sources, subgraphs);
     if (options.supergraphFile) writeSupergraph(options.supergraphFile, sdl);
     const gatewayConfig = loadGatewayConfig({ ...env, ...(redis ? { REDIS_URL: redis.url } : {}), ...options.gatewayEnv });
+    const newGateway = () => {
+      const supergraph = options.supergraphFile ? supergraphFile(options.supergraphFile, logger('gateway')) : sdl;
+      return createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') });
+    };
+    const gateways: Gateway[] = [];
     const gatewayUrls: string[] = [];
     for (let i = 0; i < (options.gateways ?? 1); i++) {
-      const supergraph = options.supergraphFile ? supergraphFile(options.supergraphFile, logger('gateway')) : sdl;
-      gatewayUrls.push(await listen(createGateway({ config: gatewayConfig, supergraph, logger: logger('gateway') })));
+      const gateway = newGateway();
+      gateways.push(gateway);
+      gatewayUrls.push(await listen(gateway));
     }
     return {
       url: gatewayUrls[0]!,
@@ -126,6 +137,16 @@ export async function startSupergraph(options: SupergraphOptions = {}): Promise<
         const service = services.get(name)!;
         stopped.add(service);
         await service.stop();
+      },
+      async restartGateway(index) {
+        const running = gateways[index];
+        if (!running) throw new Error(`no gateway replica ${index} (${gateways.length} started)`);
+        stopped.add(running);
+        await running.stop();
+        const restarted = newGateway();
+        gateways[index] = restarted;
+        started.push(restarted);
+        await restarted.listen(Number(new URL(gatewayUrls[index]!).port), '127.0.0.1');
       },
       stop: stopAll,
     };

@@ -103,11 +103,12 @@ describe('checkHistory', () => {
     ]);
     expect(report.stale[0]!.phase).toBe('flushall');
     expect(report.paths).toEqual([expect.objectContaining({ reads: 2, failed: 1, byReplica: [1, 1] })]);
+    expect(report.failures).toEqual([{ error: 'HTTP 502', reads: 1, writes: 0 }]);
     expect(formatConsistencyReport(report)).toMatch(/2 reads \(1 failed\), 1 writes \(0 failed\): 1 stale, 0 impossible/);
   });
 
   it('finds nothing in an empty history', () => {
     const report = checkHistory(new HistoryRecorder().history);
-    expect(report).toMatchObject({ reads: 0, stale: [], impossible: [], worstOverlap: undefined, paths: [], phases: [] });
+    expect(report).toMatchObject({ reads: 0, stale: [], impossible: [], worstOverlap: undefined, paths: [], phases: [], failures: [] });
   });
 });
