@@ -1,8 +1,11 @@
 // Memory per record of the embedded store: seeds one subgraph's part of the data set at SEED_SCALE into an in-memory
 // store, as the service does, and prints the heap it holds per record (documents and every index), with the time it
 // took. Run with --expose-gc: `node --expose-gc --conditions=source --import tsx scripts/store-memory.ts [users|orders|catalog]`.
+// With DATA_DIR set, the store is kept there (as the service keeps it): the first run journals and snapshots the seed,
+// a second run finds the data there, loads it instead of seeding, and prints the time that took.
 import { readFileSync } from 'node:fs';
-import { EmbeddedDatabase } from '@ordergraph/store';
+import { join } from 'node:path';
+import { DirectoryPersistence, EmbeddedDatabase } from '@ordergraph/store';
 import { ProductStore } from '../services/catalog/src/store/products.js';
 import { seedProducts } from '../services/catalog/src/seed.js';
 import { OrderStore } from '../services/orders/src/store/orders.js';
@@ -26,7 +29,8 @@ const heap = () => {
 
 for (const part of parts) {
   const before = heap();
-  const db = new EmbeddedDatabase();
+  const dataDir = process.env['DATA_DIR'] ? join(process.env['DATA_DIR'], part) : undefined;
+  const db = new EmbeddedDatabase(dataDir ? new DirectoryPersistence(dataDir) : undefined);
   const started = performance.now();
   const count =
     part === 'users'
@@ -40,6 +44,12 @@ for (const part of parts) {
   if (part === 'catalog') await (await ProductStore.open(db)).list({ limit: 1, offset: 0 });
   const seconds = (performance.now() - started) / 1000;
   const held = heap() - before;
+  if (count === 0) {
+    const loaded = part === 'users' ? await (await UserStore.open(db)).count(null) : part === 'orders' ? await db.collection('orders', []).then((c) => c.count({})) : await db.collection('products', []).then((c) => c.count({}));
+    console.log(`${part}: ${loaded.toLocaleString('en')} records loaded from ${dataDir} in ${seconds.toFixed(1)} s, ${(held / 2 ** 20).toFixed(1)} MiB held, ${Math.round(held / loaded)} bytes per record; RSS now ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB, peak ${peakRss().toFixed(0)} MiB`);
+    await db.close();
+    continue;
+  }
   console.log(
     `${part}: ${count.toLocaleString('en')} records at SEED_SCALE=${scale}, seeded in ${seconds.toFixed(1)} s, ` +
       `${(held / 2 ** 20).toFixed(1)} MiB held, ${Math.round(held / count)} bytes per record (document and indexes); ` +

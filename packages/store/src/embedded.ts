@@ -148,7 +148,8 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   ) {
     this.ordered = indexes.filter((spec) => !spec.multikey).map((spec) => new OrderedIndex<T>(spec));
     this.multikey = indexes.filter((spec) => spec.multikey).map((spec) => new MultikeyIndex<T>(spec));
-    for (const doc of persistence?.load(name) ?? []) this.store(undefined, toStored(doc as T), false);
+    // Persisted documents are handed over: kept as read, their dates turned to bigints in place.
+    for (const doc of persistence?.load(name) ?? []) this.store(undefined, doc as T, false, doc, true);
     this.settle();
     const primary = this.primary;
     persistence?.attach(name, function* () {

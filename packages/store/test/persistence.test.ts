@@ -2,7 +2,7 @@
 // a snapshot, a torn last line is dropped, a corrupt one is refused, and a process killed mid-write keeps every write
 // it had acknowledged.
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -51,6 +51,25 @@ describe('DATA_DIR persistence', () => {
     await db.close();
     const reopened = await open().collection('items', []);
     expect(await reopened.count({})).toBe(5);
+  });
+
+  it('keeps a collection not opened since across snapshots, and reads the one-document snapshot of earlier versions', async () => {
+    const first = open(2);
+    await (await first.collection('kept', [])).insertOne({ _id: 'k', at: new Date('2026-02-03T04:05:06.007Z') });
+    await first.close();
+    const second = open(2);
+    const other = await second.collection('other', []);
+    for (let n = 0; n < 6; n++) await other.insertOne({ _id: `o${n}`, n });
+    await second.close();
+    expect(await (await open().collection('kept', [])).find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'k', at: new Date('2026-02-03T04:05:06.007Z') }]);
+
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'snapshot.json'), '{"items":[{"_id":"a","at":{"$date":"2026-01-02T00:00:00Z"}},{"_id":"b","n":1}]}');
+    writeFileSync(join(dir, 'journal.ndjson'), '{"collection":"items","doc":{"_id":"b","n":2}}\n');
+    const items = await open().collection('items', []);
+    expect(await items.find({}, { sort: { _id: 1 } })).toEqual([{ _id: 'a', at: new Date('2026-01-02T00:00:00Z') }, { _id: 'b', n: 2 }]);
+    expect(readdirSync(dir).sort()).toEqual(['journal.ndjson', 'snapshot.ndjson']);
   });
 
   it('drops a torn last line, a write cut short and never acknowledged', async () => {
