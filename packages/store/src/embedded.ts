@@ -217,7 +217,7 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
       if (!elements) continue;
       // The rarest element's documents in _id order, each looked up in the others' lists (index keys, not documents);
       // only those in every list are read, and evaluated when the filter asks more than these elements.
-      const [driver, ...others] = elements.map((element) => index.holding(element as Scalar)).sort((a, b) => a.length - b.length);
+      const [driver, ...others] = elements.map((element) => index.holding(element as Scalar | null)).sort((a, b) => a.length - b.length);
       const exact = !conditions.residual && conditions.range.size === 0 && conditions.all.size + conditions.equal.size === 1;
       const sortKeys = Object.entries(options.sort);
       const inIdOrder = sortKeys.length === 1 && sortKeys[0]![0] === '_id';

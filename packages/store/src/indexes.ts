@@ -236,7 +236,7 @@ export class OrderedIndex<T extends Doc> {
 /** An index on an array field (MongoDB's multikey index): per element, the documents holding it, in _id order. */
 export class MultikeyIndex<T extends Doc> {
   readonly field: string;
-  private readonly postings = new Map<Scalar, T[]>();
+  private readonly postings = new Map<Scalar | null, T[]>();
 
   constructor(readonly spec: IndexSpec) {
     this.field = Object.keys(spec.key)[0]!;
@@ -246,10 +246,11 @@ export class MultikeyIndex<T extends Doc> {
     return this.spec.name;
   }
 
-  private elements(doc: T): Scalar[] {
+  /** The elements a document is listed under: each plain element of its array, null for a missing field or null (as in MongoDB). */
+  private elements(doc: T): (Scalar | null)[] {
     const value = doc[this.field];
-    const values = Array.isArray(value) ? value : [value];
-    return [...new Set(values.filter((element): element is Scalar => typeRank(element) === 2 || typeRank(element) === 3 || typeRank(element) === 8))];
+    const values: unknown[] = Array.isArray(value) ? value : [value ?? null];
+    return [...new Set(values.filter((element): element is Scalar | null => element === null || typeRank(element) === 2 || typeRank(element) === 3 || typeRank(element) === 8))];
   }
 
   add(doc: T): void {
@@ -305,7 +306,7 @@ export class MultikeyIndex<T extends Doc> {
   }
 
   /** The documents holding `element`, in _id order (not to be changed by the caller). */
-  holding(element: Scalar): readonly T[] {
+  holding(element: Scalar | null): readonly T[] {
     return this.postings.get(element) ?? [];
   }
 }

@@ -50,6 +50,24 @@ export function allWords(field: string, query: string): Record<string, unknown> 
   return words.length === 0 ? null : { [field]: { $all: words } };
 }
 
+/**
+ * Gives the documents stored before search read `words` (a MongoDB database or DATA_DIR of an earlier version) their
+ * words, a batch at a time. The words index lists a document without the field under null, so finding them reads
+ * the index, and costs one empty lookup at every later start.
+ */
+export async function backfillWords<T extends { _id: string }>(
+  collection: { find(filter: Record<string, unknown>, options: { sort: Record<string, 1 | -1>; limit?: number }): Promise<T[]>; findOneAndUpdate(filter: Record<string, unknown>, update: { $set: Record<string, unknown> }): Promise<T | null> },
+  wordsOf: (doc: T) => string[],
+): Promise<number> {
+  let filled = 0;
+  for (;;) {
+    const stale = await collection.find({ words: null }, { sort: { _id: 1 }, limit: 500 });
+    for (const doc of stale) await collection.findOneAndUpdate({ _id: doc._id, words: null }, { $set: { words: wordsOf(doc) } });
+    filled += stale.length;
+    if (stale.length < 500) return filled;
+  }
+}
+
 /** The score of a document that holds every word of the query: its relevance, and never below a plain match's 1. */
 export const wordMatchScore = (query: string, ...texts: (string | null | undefined)[]): number => Math.max(1, ...texts.map((text) => relevance(query, text)));
 

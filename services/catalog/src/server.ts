@@ -19,6 +19,11 @@ export async function createCatalogService(
   const resources = await openSubgraphResources('catalog', config, logger, deps.database);
   const store = await ProductStore.open(resources.db);
   if (config.SEED) logger.info({ products: await seedProducts(store, config.SEED_SCALE) }, 'seeded');
+  // Search words for products an earlier version stored; searches miss them only until this is done.
+  void store.fillSearchWords().then(
+    (filled) => filled > 0 && logger.info({ products: filled }, 'search words filled'),
+    (error: unknown) => logger.error({ err: error }, 'filling search words failed; products stored by an earlier version are not found by search'),
+  );
   const products = createProductDomain({ store });
   return createSubgraphService({ name: 'catalog', typeDefs, resolvers, resources, createContext: contextFactory(store, products), logger });
 }

@@ -21,6 +21,11 @@ export async function createUsersService(
   const resources = await openSubgraphResources('users', config, logger, deps.database);
   const store = await UserStore.open(resources.db);
   if (config.SEED) logger.info({ users: await seedUsers(store, config.SEED_SCALE) }, 'seeded');
+  // Search words for users an earlier version stored; searches miss them only until this is done.
+  void store.fillSearchWords().then(
+    (filled) => filled > 0 && logger.info({ users: filled }, 'search words filled'),
+    (error: unknown) => logger.error({ err: error }, 'filling search words failed; users stored by an earlier version are not found by search'),
+  );
   const search = createSearchFanOut(
     [
       { name: 'orders', typename: 'Order', url: config.ORDERS_URL, field: '_searchOrders' },

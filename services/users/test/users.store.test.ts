@@ -40,6 +40,16 @@ describe.each(storeBackends())('UserStore ($name)', (backend) => {
     });
   });
 
+  it('gives users stored before search read words their words when it opens, reading the words index', async () => {
+    const users = await db.collection('users', []);
+    await users.insertOne({ _id: 'old-1', email: 'grace@example.com', name: 'Grace Hopper', nameLower: 'grace hopper', role: 'USER', createdAt: new Date(Date.UTC(2025, 0, 1)) });
+    const recorded = recordingDatabase(db);
+    const reopened = await UserStore.open(recorded.db);
+    expect(await reopened.fillSearchWords()).toBe(1);
+    expect((await reopened.search('hopper grace', 5)).map(({ doc }) => doc._id)).toEqual(['old-1']);
+    expect(await unindexedQueries(recorded.queries)).toEqual([]);
+  });
+
   describe('indexes', () => {
     it('answers every query it sends from an index (explained by the backend itself)', async () => {
       const recorded = recordingDatabase(db);

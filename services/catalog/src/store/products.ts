@@ -1,7 +1,7 @@
 // The products collection: stored documents and the queries on them, for either backend.
 import { randomUUID } from 'node:crypto';
 import { findByIdsInKeyOrder, type DocumentCollection, type DocumentDatabase, type IndexSpec } from '@ordergraph/store';
-import { allWords, searchWords, wordMatchScore } from '@ordergraph/subgraph-kit';
+import { allWords, backfillWords, searchWords, wordMatchScore } from '@ordergraph/subgraph-kit';
 
 export interface ProductDoc {
   [key: string]: unknown;
@@ -83,6 +83,14 @@ export class ProductStore {
 
   static async open(db: DocumentDatabase): Promise<ProductStore> {
     return new ProductStore(await db.collection<ProductDoc>('products', PRODUCT_INDEXES));
+  }
+
+  /**
+   * Gives the products stored before search read `words` (by an earlier version) their words; returns how many. The
+   * server runs it in the background at start; it reads the words index, so it costs one empty lookup once done.
+   */
+  fillSearchWords(): Promise<number> {
+    return backfillWords(this.products, (doc) => searchWords(doc.name));
   }
 
   /** One query for a batch of ids; results in key order, null for a missing id. */

@@ -9,7 +9,7 @@ import {
   type Filter,
   type IndexSpec,
 } from '@ordergraph/store';
-import { allWords, searchWords, wordMatchScore } from '@ordergraph/subgraph-kit';
+import { allWords, backfillWords, searchWords, wordMatchScore } from '@ordergraph/subgraph-kit';
 
 export interface UserDoc {
   [key: string]: unknown;
@@ -80,6 +80,14 @@ export class UserStore {
 
   static async open(db: DocumentDatabase): Promise<UserStore> {
     return new UserStore(await db.collection<UserDoc>('users', USER_INDEXES));
+  }
+
+  /**
+   * Gives the users stored before search read `words` (by an earlier version) their words; returns how many. The
+   * server runs it in the background at start; it reads the words index, so it costs one empty lookup once done.
+   */
+  fillSearchWords(): Promise<number> {
+    return backfillWords(this.users, (doc) => searchWords(doc.name, doc.email));
   }
 
   /** One query for a batch of ids; results in key order, null for a missing id. */
