@@ -107,7 +107,7 @@ export function subgraphEnvSchema(defaults: { port: number; database: string }) 
       .min(1)
       .max(10_000)
       .default(1)
-      .describe('Size of the seed data, a factor: 1 seeds 100 users, 200 products and 1,000 orders; 1000 seeds 100,000, 200,000 and 1,000,000. Give every subgraph the same value, since orders name users and products by index. Embedded store memory at 1000: see docs/sizing.md.'),
+      .describe('Size of the seed data, a factor: 1 seeds 100 users, 200 products and 1,000 orders; 1000 seeds 100,000, 200,000 and 1,000,000. Give every subgraph the same value, since orders name users and products by index. Memory and indexes at size: docs/how-to/run-at-size.md.'),
   });
 }
 

@@ -38,7 +38,7 @@ export interface ProductFields {
   attributes: unknown;
 }
 
-/** Every query below reads one of these (docs/sizing.md lists them with the API fields they serve). */
+/** Every query below reads one of these (docs/operating.md, Indexes, lists them with the API fields they serve). */
 const PRODUCT_INDEXES: IndexSpec[] = [
   // products(limit, offset), oldest first: ordered, so an offset is a position.
   { name: 'createdAt_id', key: { createdAt: 1, _id: 1 } },

@@ -41,7 +41,7 @@ export interface OrderChanges {
   items?: LineItemDoc[] | undefined;
 }
 
-/** Every query below reads one of these or _id (docs/sizing.md lists them with the API fields they serve). */
+/** Every query below reads one of these or _id (docs/operating.md, Indexes, lists them with the API fields they serve). */
 const ORDER_INDEXES: IndexSpec[] = [
   // User.orders: one user's orders, newest first, ties by _id: ordered, so an offset is a position.
   { name: 'userId_createdAt_id', key: { userId: 1, createdAt: -1, _id: -1 } },

@@ -45,7 +45,7 @@ export interface KeysetPage {
   hasPreviousPage: boolean;
 }
 
-/** Every query below reads one of these (docs/sizing.md lists them with the API fields they serve). */
+/** Every query below reads one of these (docs/operating.md, Indexes, lists them with the API fields they serve). */
 const USER_INDEXES: IndexSpec[] = [
   // users(filter: {email}), and the rule that an address belongs to one user.
   { name: 'email_unique', key: { email: 1 }, unique: true },
