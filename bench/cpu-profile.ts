@@ -43,11 +43,15 @@ export function selfTimes(path: string, top = 15, window?: { from: number; to: n
     byName.set(name, (byName.get(name) ?? 0) + micros);
     total += micros;
   });
-  return [...byName.entries()]
+  return largest(byName, total, top);
+}
+
+/** The `top` largest of µs by name, as shares of `total`. */
+const largest = (byName: ReadonlyMap<string, number>, total: number, top: number): SelfTime[] =>
+  [...byName.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([name, micros]) => ({ name, ms: micros / 1000, share: micros / total }));
-}
 
 /**
  * Where a frame's code comes from: a package (`@whatwg-node/server`), a folder of ours (`gateway: caching`), a Node.js
@@ -88,10 +92,7 @@ export function selfTimesByOrigin(path: string, top = 25): SelfTime[] {
     byOrigin.set(origin, (byOrigin.get(origin) ?? 0) + micros);
     total += micros;
   });
-  return [...byOrigin.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([name, micros]) => ({ name, ms: micros / 1000, share: micros / total }));
+  return largest(byOrigin, total, top);
 }
 
 export const formatSelfTimes = (times: SelfTime[]) =>
