@@ -27,7 +27,7 @@ import {
 import { Counter, type Registry } from 'prom-client';
 import { cacheHints } from './cache-control.js';
 import type { Dependencies, EntityStore, StoredEntry } from './entity-store.js';
-import { entityGeneration, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
+import { entityGeneration, possibleObjectTypes, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
 import { entityKeys, fetchShape, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
@@ -112,7 +112,7 @@ function writtenEntities(schema: GraphQLSchema, document: DocumentNode, operatio
   const fragments = new Map<string, FragmentDefinitionNode>(
     document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition] as const] : [])),
   );
-  const allOf = (type: GraphQLNamedType) => (isObjectType(type) ? [type.name] : isAbstractType(type) ? schema.getPossibleTypes(type).map(({ name }) => name) : []);
+  const allOf = (type: GraphQLNamedType) => possibleObjectTypes(schema, type);
   /** Response keys of the selections for an object of `type`: field name and sub-selections. */
   const fieldsOf = (sets: readonly SelectionSetNode[], type: GraphQLNamedType) => {
     const fields = new Map<string, { name: string; sets: SelectionSetNode[] }>();

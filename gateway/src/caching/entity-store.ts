@@ -297,8 +297,8 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
     const epoch = await redis.get(EPOCH_KEY);
     epochMarked = epoch ?? undefined;
     if (epoch !== null) return epoch;
-    // First use, or Redis emptied: an epoch no mark or stamp held anywhere carries (vouched for from the next turn).
-    if ((await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX')) === 'OK') await appendChange(EVERYTHING);
+    // Vouched for from the next turn.
+    await startEpoch();
     return undefined;
   });
   const forget = () => {
@@ -321,6 +321,13 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
       redis.pexpire(CHANGES_KEY, generationTtlMs),
     ]);
     return id!;
+  };
+  /**
+   * First use, or Redis emptied: an epoch no entry, stamp or mark held anywhere can carry, and every mirror anew (one
+   * replica sets it; the others read it next).
+   */
+  const startEpoch = async () => {
+    if ((await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX')) === 'OK') await appendChange(EVERYTHING);
   };
   /** Drops from the mirror what a change of the stream names, and notes it as seen. Throws on a change it cannot read. */
   const drop = (id: string, fields: string[]) => {
@@ -419,8 +426,7 @@ export function redisEntityStore(redis: Redis, bounds: MemoryBounds, generationT
         const values = await readGenerations(keys);
         const read = values[0];
         if (!read) {
-          // First use, or Redis restarted empty: an epoch no entry held anywhere can carry, and every mirror anew.
-          if ((await redis.set(EPOCH_KEY, fresh(), 'PX', EPOCH_TTL_MS, 'NX')) === 'OK') await appendChange(EVERYTHING);
+          await startEpoch();
           return undefined;
         }
         const joins = sentAt !== undefined && position === sentAt;

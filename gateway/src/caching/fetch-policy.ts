@@ -21,6 +21,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import { cacheControlOf, type CacheHints } from './cache-control.js';
+import { possibleObjectTypes } from './generations.js';
 
 /** Directives that make a subgraph answer by who asks (the gateway enforces them, the subgraph checks them again). */
 const AUTHORIZATION_DIRECTIVES = new Set(['authenticated', 'requiresScopes', 'policy']);
@@ -118,11 +119,6 @@ function keysOnly(served: ServedSchema, fragments: ReadonlyMap<string, FragmentD
 const restrictedBy = (node: { astNode?: { directives?: readonly { name: { value: string } }[] | undefined } | null | undefined }) =>
   node.astNode?.directives?.some((directive) => AUTHORIZATION_DIRECTIVES.has(directive.name.value)) ?? false;
 
-function objectTypes(schema: GraphQLSchema, type: GraphQLNamedType): string[] {
-  if (isObjectType(type)) return [type.name];
-  return isAbstractType(type) ? schema.getPossibleTypes(type).map(({ name }) => name) : [];
-}
-
 /** Apollo's rules (cache-control.ts): a field's hint, else its type's when it returns one, else its parent's (`inherited`). */
 function walk(
   served: ServedSchema,
@@ -153,7 +149,7 @@ function walk(
       if (cacheControlOf(parent).scope === 'PRIVATE') into.private = true;
       if (isCompositeType(returned)) {
         const reference = selection.selectionSet !== undefined && keysOnly(served, fragments, selection.selectionSet, returned);
-        for (const type of objectTypes(schema, returned)) {
+        for (const type of possibleObjectTypes(schema, returned)) {
           if (!reference) into.types.add(type);
           if (cacheControlOf(schema.getType(type)!).scope === 'PRIVATE') into.private = true;
         }
@@ -223,7 +219,7 @@ export function fetchShape(served: ServedSchema, document: DocumentNode, subgrap
     for (const selection of first.selectionSet.selections) {
       if (selection.kind !== Kind.INLINE_FRAGMENT || !selection.typeCondition) continue;
       const condition = schema.getType(selection.typeCondition.name.value);
-      for (const name of condition ? objectTypes(schema, condition) : []) {
+      for (const name of condition ? possibleObjectTypes(schema, condition) : []) {
         if (policies.has(name)) continue;
         const type = schema.getType(name)!;
         const walked = emptyWalk();
@@ -243,7 +239,7 @@ export function fetchShape(served: ServedSchema, document: DocumentNode, subgrap
   walk(served, fragments, operation.selectionSet, root, 0, walked);
   const returned = operation.selectionSet.selections.flatMap((selection) => {
     const field = selection.kind === Kind.FIELD ? root.getFields()[selection.name.value] : undefined;
-    return field ? objectTypes(schema, getNamedType(field.type)) : [];
+    return field ? possibleObjectTypes(schema, getNamedType(field.type)) : [];
   });
   const policy = policyOf(walked, subgraph, root.name, settings, returned);
   const only = first?.kind === Kind.FIELD && rest.length === 0 ? first : undefined;

@@ -1,6 +1,6 @@
 // The generations both caches depend on (entity-store.ts keeps them): what a write bumps and what an entry or a
 // response is checked against. One vocabulary, so that a write seen by one cache is seen by the other.
-import { isAbstractType, isObjectType, type GraphQLSchema } from 'graphql';
+import { isAbstractType, isObjectType, type GraphQLNamedType, type GraphQLSchema } from 'graphql';
 
 /**
  * An entity's entry (or a root field's that names its entity by ID) depends on its own generation, its type's purge
@@ -19,13 +19,16 @@ export interface HeldObject {
   id?: string | number | undefined;
 }
 
-/** Every object type that may stand where `typename` is named: none for a root type or a scalar. */
+/** Every object type that may stand where `type` is: itself, an interface's or union's members, none for a scalar. */
+export const possibleObjectTypes = (schema: GraphQLSchema, type: GraphQLNamedType): string[] =>
+  isObjectType(type) ? [type.name] : isAbstractType(type) ? schema.getPossibleTypes(type).map(({ name }) => name) : [];
+
+/** possibleObjectTypes by name, none for a root type (a name the schema lacks stands for itself). */
 export function objectTypesOf(schema: GraphQLSchema | undefined, typename: string): string[] {
   const type = schema?.getType(typename);
   if (!schema || !type) return [typename];
   if (type === schema.getQueryType() || type === schema.getMutationType() || type === schema.getSubscriptionType()) return [];
-  if (isObjectType(type)) return [typename];
-  return isAbstractType(type) ? schema.getPossibleTypes(type).map(({ name }) => name) : [];
+  return possibleObjectTypes(schema, type);
 }
 
 /**
