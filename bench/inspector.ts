@@ -12,7 +12,12 @@ export interface HeapFigures {
   rss: number;
 }
 
+/** process.memoryUsage() of the inspected process, in bytes. */
+export type MemoryUsage = ReturnType<typeof process.memoryUsage>;
+
 export interface Inspector {
+  /** process.memoryUsage() as it is now, without a collection first. */
+  memoryUsage(): Promise<MemoryUsage>;
   /** Collects garbage (full, twice: weak references and finalizers free more on the second) and reads the heap. */
   settledHeap(): Promise<HeapFigures>;
   /** Writes a heap snapshot (the .heapsnapshot format DevTools and bench/heap-snapshot.ts read) to `path`. */
@@ -63,16 +68,22 @@ export async function attachInspector(port: number): Promise<Inspector> {
       socket.send(JSON.stringify({ id, method, params }));
     });
 
+  const memoryUsage = async () => {
+    const evaluated = await send('Runtime.evaluate', { expression: 'process.memoryUsage()', returnByValue: true });
+    const usage = (evaluated['result'] as { value?: MemoryUsage }).value;
+    if (!usage) throw new Error(`process.memoryUsage() through the inspector: ${JSON.stringify(evaluated)}`);
+    return usage;
+  };
+
   return {
+    memoryUsage,
     async settledHeap() {
       for (let pass = 0; pass < 2; pass++) {
         await send('HeapProfiler.collectGarbage');
         // Lets the process run its microtasks and FinalizationRegistry callbacks between the two collections.
         await new Promise((done) => setTimeout(done, 100));
       }
-      const evaluated = await send('Runtime.evaluate', { expression: 'process.memoryUsage()', returnByValue: true });
-      const usage = (evaluated['result'] as { value?: { heapUsed: number; rss: number } }).value;
-      if (!usage) throw new Error(`process.memoryUsage() through the inspector: ${JSON.stringify(evaluated)}`);
+      const usage = await memoryUsage();
       return { heapUsed: usage.heapUsed, rss: usage.rss };
     },
     async heapSnapshot(path) {

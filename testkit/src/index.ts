@@ -12,3 +12,4 @@ export * from './incremental.js';
 export * from './consistency.js';
 export * from './api-queries.js';
 export * from './query-plans.js';
+export * from './hostile.js';
