@@ -34,6 +34,7 @@ import { graphiqlOptions } from './server/graphiql.js';
 import { GatewayResponse, requestDeadline } from './server/http.js';
 import { corsPolicy, securityHeaders } from './server/response-headers.js';
 import { openSharedState } from './shared/shared-state.js';
+import { subgraphHttpClient } from './subgraphs/http-client.js';
 import { callerHeaders, upstreams } from './subgraphs/upstream.js';
 import { withSubgraphUrls, type SupergraphSource } from './subgraph-urls.js';
 import { serveWebSockets } from './subscriptions/websocket.js';
@@ -86,7 +87,9 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
     schema: () => runtime.getSchema(),
     handle: (request, serverContext) => runtime.handleRequest(request, serverContext),
   };
+  const httpClient = subgraphHttpClient();
   const runtime = createGatewayRuntime({
+    fetchAPI: { fetch: httpClient.fetch },
     supergraph: withPlannableOverrides(withSubgraphUrls(supergraph, config, logger), config.QUERY_PLANNER === 'js'),
     ...(typeof supergraph === 'function' && config.SUPERGRAPH_POLL_INTERVAL > 0 ? { pollingInterval: config.SUPERGRAPH_POLL_INTERVAL } : {}),
     // On a new supergraph, requests already running finish on the previous one instead of being aborted.
@@ -208,6 +211,7 @@ export function createGateway({ config, supergraph, logger, openTelemetry }: Gat
       subscriptions.cutEventStreams();
       if (!(await closed)) logger.warn({ drainTimeoutMs: shutdown.drainTimeoutMs }, 'drain deadline passed; open connections were cut');
       await runtime.dispose();
+      await httpClient.close();
       await shared.close();
       logger.info('gateway stopped');
     },
