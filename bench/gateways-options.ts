@@ -23,6 +23,7 @@ export const GATEWAYS_OPTIONS = {
   heap: { type: 'string' },
   'ours-with': { type: 'string' },
   'ours-also': { type: 'string' },
+  'own-subgraphs': { type: 'boolean', default: false },
   'entity-cache': { type: 'string' },
   chart: { type: 'string', default: DEFAULT_CHART },
   help: { type: 'boolean', default: false },
@@ -56,7 +57,8 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
                       the default elsewhere
   --profile <dir>     our gateway and the bare runtime on the Rust planner run under node --cpu-prof writing into
                       ours/ and bare/ there, and their top self times are printed; each --ours-also checkout writes
-                      into a directory of its name
+                      into a directory of its name; our subgraphs write into subgraphs/<name>/ (an --ours-also
+                      checkout's own, with --own-subgraphs, into <its name>-subgraphs/<name>/)
   --heap <dir>        after the last scenario, heap snapshots of ours and of the bare runtime on the Rust planner are
                       written there and compared
   --ours-with=<...>   Node.js flags and NAME=value environment, given with '=' (--ours-with="--max-semi-space-size=32
@@ -67,6 +69,8 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
                       (<dir>/gateway/dist/index.js, with that checkout's node_modules; build it there first) runs beside
                       ours with the same start flags and environment, named after its directory (a patch dropped, an
                       older commit)
+  --own-subgraphs     each --ours-also checkout's gateway calls a seeded set of that checkout's own built subgraphs,
+                      not ours: the subgraph CPU per request then compares the two checkouts' subgraphs too
   --entity-cache=<ttls>
                       our gateway runs with ENTITY_CACHE=on and ENTITY_CACHE_TTLS=<ttls> (subgraph.Type=seconds,...;
                       --entity-cache= for the @cacheControl hints alone)

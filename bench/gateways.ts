@@ -69,6 +69,12 @@ const GRAFBASE = 'grafbase';
 const PROFILED = { ours: 'our gateway', bare: 'the bare runtime on the Rust planner' };
 const profiled = (which: keyof typeof PROFILED) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, which)}`] : []);
 
+/** With --profile, subgraphs write CPU profiles too, into <dir>/<set>/<name>/ (see --help). */
+const subgraphProfiling = (set: string) => (name: string) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, set, name)}`] : []);
+const SUBGRAPH_WORKSPACES = ['services/users', 'services/orders', 'services/catalog'];
+/** The supergraph files of the sets of subgraphs started besides ours (--own-subgraphs), removed at the end. */
+const supergraphs: string[] = [];
+
 /** What a reader of the table must know about how a gateway ran, a line each: printed as it starts and below the table. */
 const notes: string[] = [];
 
@@ -79,13 +85,13 @@ async function startGateways(subgraphs: SeededSubgraphs, redisUrl: string): Prom
   const wanted = options.gateways.split(',');
   if (options.heap) mkdirSync(options.heap, { recursive: true });
   const heap = options.heap ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${resolve(options.heap)}`] : [];
-  const add = async (name: string, script: string, args: (port: number) => string[], env: Record<string, string> = {}, execArgv: string[] = [], startFlags = true) => {
+  const add = async (name: string, script: string, args: (port: number) => string[], env: Record<string, string> = {}, execArgv: string[] = [], startFlags = true, own = subgraphs) => {
     if (!wanted.includes(name)) return;
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/graphql`;
     // The gateways of bench/servers import only packages: Node strips their types, no transpiler runs beside them.
     const child = await start(name, script, args(port), { PORT: String(port), ...env }, url.replace('/graphql', '/healthz'), { execArgv, typeStripping: true, startFlags });
-    gateways.push({ name, url, process: child, subgraphs });
+    gateways.push({ name, url, process: child, subgraphs: own });
     process.stdout.write(`  ${name} on ${url}\n`);
   };
   const oursEnv = {
@@ -121,7 +127,18 @@ async function startGateways(subgraphs: SeededSubgraphs, redisUrl: string): Prom
     if (wanted.includes(name)) throw new Error(`--ours-also: a second gateway named ${name}`);
     wanted.push(name);
     const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, name)}`] : [];
-    await add(name, entry, () => [], { ...imageEnv(), ...oursEnv }, [...startFlags('gateway'), ...profile], false);
+    if (!options['own-subgraphs']) {
+      await add(name, entry, () => [], { ...imageEnv(), ...oursEnv }, [...startFlags('gateway'), ...profile], false);
+      continue;
+    }
+    // In front of that checkout's subgraphs, started as ours are, and the supergraph composed over them.
+    for (const workspace of SUBGRAPH_WORKSPACES) {
+      if (!existsSync(resolve(dir, builtEntry(workspace)))) throw new Error(`--own-subgraphs: no ${resolve(dir, builtEntry(workspace))}; run npm run build in ${dir} first`);
+    }
+    process.stdout.write(`  ${name}'s own subgraphs\n`);
+    const own = await startSeededSubgraphs(redisUrl, { entry: (workspace) => resolve(dir, builtEntry(workspace)), execArgv: subgraphProfiling(`${name}-subgraphs`) });
+    supergraphs.push(own.supergraphPath);
+    await add(name, entry, () => [], { ...imageEnv(), ...oursEnv, SUPERGRAPH_PATH: own.supergraphPath }, [...startFlags('gateway'), ...profile], false, own);
   }
   // The others as users install them: on the published packages, not on our patches.
   const server = OTHERS.some((name) => wanted.includes(name)) ? unpatchedServers() : () => '';
@@ -362,7 +379,7 @@ async function main() {
   console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
   console.log(machineLine());
   const redis = await prepareRun();
-  const subgraphs = await startSeededSubgraphs(redis.url);
+  const subgraphs = await startSeededSubgraphs(redis.url, { execArgv: subgraphProfiling('subgraphs') });
   console.log('starting gateways');
   const gateways = await startGateways(subgraphs, redis.url);
   const authorization = `Bearer ${await token('ADMIN', 'user-0000', { secret: SECRET })}`;
@@ -465,7 +482,7 @@ async function main() {
     // Gateways first (the last started), so that no request of theirs finds its subgraph gone.
     await stopAll();
     await redis.close();
-    rmSync(subgraphs.supergraphPath, { force: true });
+    for (const path of [subgraphs.supergraphPath, ...supergraphs]) rmSync(path, { force: true });
   }
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
   console.log(`\n${renderTable(measurements, { date: started.toISOString(), machine, rounds: ROUNDS, duration: DURATION, connections: CONNECTIONS, notes })}`);

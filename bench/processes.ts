@@ -214,6 +214,9 @@ export interface SubgraphProcesses {
   processes: Record<'users' | 'orders' | 'catalog', ChildProcess>;
 }
 
+/** Sets of seeded subgraphs started by this process, to name each one's supergraph file. */
+let seededSets = 0;
+
 export interface SeededSubgraphs extends SubgraphProcesses {
   /** The supergraph composed over them, in a temporary file. */
   supergraphPath: string;
@@ -230,26 +233,33 @@ export const UNSIGNED_SUBGRAPH_ENV = { NODE_ENV: 'development', SUBGRAPH_SIGNING
 
 /**
  * The three subgraphs on their seed (embedded stores), each a process: production mode and signed calls unless `env`
- * says otherwise (UNSIGNED_SUBGRAPH_ENV). `entry` says what runs: the built JavaScript by default.
+ * says otherwise (UNSIGNED_SUBGRAPH_ENV). `entry` says what runs: the built JavaScript by default (another checkout's,
+ * given its path). `execArgv` adds Node.js flags to a subgraph's (--cpu-prof, say).
  */
-export async function startSubgraphProcesses(redisUrl: string, options: { env?: Record<string, string>; entry?: (workspace: string) => string } = {}): Promise<SubgraphProcesses> {
-  const { env = {}, entry = builtEntry } = options;
+export async function startSubgraphProcesses(
+  redisUrl: string,
+  options: { env?: Record<string, string>; entry?: (workspace: string) => string; execArgv?: (name: keyof SubgraphProcesses['urls']) => string[] } = {},
+): Promise<SubgraphProcesses> {
+  const { env = {}, entry = builtEntry, execArgv = () => [] } = options;
   const ports = { users: await freePort(), orders: await freePort(), catalog: await freePort() };
   const urls = { users: `http://127.0.0.1:${ports.users}/graphql`, orders: `http://127.0.0.1:${ports.orders}/graphql`, catalog: `http://127.0.0.1:${ports.catalog}/graphql` };
   const health = (url: string) => url.replace('/graphql', '/healthz');
   const processes = {
-    catalog: await start('catalog', entry('services/catalog'), [], { ...env, PORT: String(ports.catalog), SEED: 'true' }, health(urls.catalog)),
-    orders: await start('orders', entry('services/orders'), [], { ...env, PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls.catalog, REDIS_URL: redisUrl }, health(urls.orders)),
-    users: await start('users', entry('services/users'), [], { ...env, PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog }, health(urls.users)),
+    catalog: await start('catalog', entry('services/catalog'), [], { ...env, PORT: String(ports.catalog), SEED: 'true' }, health(urls.catalog), { execArgv: execArgv('catalog') }),
+    orders: await start('orders', entry('services/orders'), [], { ...env, PORT: String(ports.orders), SEED: 'true', CATALOG_URL: urls.catalog, REDIS_URL: redisUrl }, health(urls.orders), { execArgv: execArgv('orders') }),
+    users: await start('users', entry('services/users'), [], { ...env, PORT: String(ports.users), SEED: 'true', ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog }, health(urls.users), { execArgv: execArgv('users') }),
   };
   return { urls, processes };
 }
 
-/** The three subgraphs on their seed (production mode, embedded stores), each a process, and the supergraph over them. */
-export async function startSeededSubgraphs(redisUrl: string): Promise<SeededSubgraphs> {
+/**
+ * The three subgraphs on their seed (production mode, embedded stores), each a process, and the supergraph over them;
+ * `options` as startSubgraphProcesses takes them.
+ */
+export async function startSeededSubgraphs(redisUrl: string, options: Parameters<typeof startSubgraphProcesses>[1] = {}): Promise<SeededSubgraphs> {
   process.stdout.write('starting subgraphs (production mode, seeded embedded stores)\n');
-  const { urls, processes } = await startSubgraphProcesses(redisUrl);
-  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.graphql`);
+  const { urls, processes } = await startSubgraphProcesses(redisUrl, options);
+  const supergraphPath = resolve(tmpdir(), `ordergraph-bench-supergraph.${process.pid}.${seededSets++}.graphql`);
   writeFileSync(supergraphPath, composeSupergraph(readSupergraphConfig(), urls));
   return { urls, processes, supergraphPath };
 }
