@@ -1,6 +1,6 @@
 // Memory per record of the embedded store: seeds one subgraph's part of the data set at SEED_SCALE into an in-memory
-// store, as the service does, and prints the heap it holds per record (documents and every index), with the time it
-// took. Run with --expose-gc: `node --expose-gc --conditions=source --import tsx scripts/store-memory.ts [users|orders|catalog]`.
+// store, as the service does, and prints the memory it holds per record (documents and every index: the heap and the
+// typed arrays outside it), with the time it took. Run with --expose-gc: `node --expose-gc --conditions=source --import tsx scripts/store-memory.ts [users|orders|catalog]`.
 // With DATA_DIR set, the store is kept there (as the service keeps it): the first run journals and snapshots the seed,
 // a second run finds the data there, loads it instead of seeding, and prints the time that took.
 import { readFileSync } from 'node:fs';
@@ -21,10 +21,12 @@ const parts = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['users
 /** The process's peak resident set so far (VmHWM), in MiB. */
 const peakRss = () => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024;
 
+/** What the store can hold: the JS heap and the typed arrays its columns and indexes keep outside it. */
 const heap = () => {
   gc();
   gc();
-  return process.memoryUsage().heapUsed;
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
 };
 
 for (const part of parts) {

@@ -275,10 +275,10 @@ export class MultikeyIndex {
 
   add(row: number): void {
     for (const element of this.elementsOf(this.column.key(row))) {
-      let list = this.postings.get(element);
-      if (!list) this.postings.set(element, (list = []));
-      const last = list[list.length - 1];
-      if (last === undefined || this.id.compareRows(last, row) < 0) list.push(row);
+      const list = this.postings.get(element);
+      // A literal of one: `[]` then a push would reserve 17 places, and most words (a user's own) have one user.
+      if (!list) this.postings.set(element, [row]);
+      else if (this.id.compareRows(list[list.length - 1]!, row) < 0) list.push(row);
       else list.splice(this.find(list, row), 0, row);
     }
   }

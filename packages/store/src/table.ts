@@ -93,7 +93,7 @@ function compareNumbered(a: number, b: number, width: number): number {
   return head < b ? -1 : 1;
 }
 
-type Kind = 'empty' | 'int' | 'number' | 'date' | 'numbered' | 'list' | 'any';
+type Kind = 'empty' | 'int' | 'number' | 'date' | 'numbered' | 'code' | 'list' | 'any';
 
 /**
  * One field of every row. Its kind is chosen by the first value and widened when a value does not fit (an integer
@@ -101,7 +101,10 @@ type Kind = 'empty' | 'int' | 'number' | 'date' | 'numbered' | 'list' | 'any';
  */
 export class Column {
   kind: Kind = 'empty';
-  /** int, numbered: the value (numbered: -1 for a row in `exceptions`); list: where the row's elements start. */
+  /**
+   * int, numbered: the value (numbered: -1 for a row in `exceptions`); code: the string's number in `strings`; list:
+   * where the row's elements start.
+   */
   private ints = int32s();
   /** number, date (milliseconds). */
   private floats = float64s();
@@ -112,6 +115,10 @@ export class Column {
   private prefix = '';
   private width = 1;
   private exceptions = new Map<number, string>();
+  /** Strings of a `code` column, each held once, and how many times one was written again. */
+  private strings: string[] = [];
+  private codes = new Map<string, number>();
+  private repeats = 0;
   /** The last string compared with, as a number (-1 when not of this column's form): a search compares one many times. */
   private part: string | undefined;
   private partNumber = -1;
@@ -141,6 +148,7 @@ export class Column {
       case 'date':
         return isDate(value);
       case 'numbered':
+      case 'code':
         return typeof value === 'string';
       case 'list':
         return this.listable(value, this.scalars);
@@ -170,7 +178,8 @@ export class Column {
         this.kind = 'numbered';
         this.prefix = prefix!;
         this.width = number!.length > 1 && number!.startsWith('0') ? number!.length : 1;
-      } else if (Array.isArray(value) && value.length > 0 && (this.listable(value, false) || this.listable(value, true))) {
+      } else if (typeof value === 'string') this.kind = 'code';
+      else if (Array.isArray(value) && value.length > 0 && (this.listable(value, false) || this.listable(value, true))) {
         this.kind = 'list';
         this.scalars = !this.listable(value, false);
         this.child = new Table();
@@ -192,13 +201,46 @@ export class Column {
   private toAny(): void {
     const values: unknown[] = [];
     for (let row = 0; row < this.table.size; row++) values.push(this.present(row) ? this.get(row) : undefined);
+    this.reset('any');
     this.values = values;
+  }
+
+  /** Numbered strings too many of which are of another form: every string held once instead. */
+  private toCode(): void {
+    const values: unknown[] = [];
+    for (let row = 0; row < this.table.size; row++) values.push(this.present(row) ? this.get(row) : undefined);
+    this.reset('code');
+    for (let row = 0; row < this.table.size; row++) if (this.present(row)) this.set(row, values[row]);
+  }
+
+  private reset(kind: Kind): void {
     this.ints = int32s();
     this.floats = float64s();
     this.lengths = int32s();
     this.exceptions = new Map();
+    this.strings = [];
+    this.codes = new Map();
+    this.repeats = 0;
     this.child = undefined;
-    this.kind = 'any';
+    this.values = [];
+    this.kind = kind;
+  }
+
+  /**
+   * The number of a string in a `code` column, -1 once the column has proved to hold mostly distinct strings (an
+   * email, say), which are kept as they are: a number and a table entry would cost more than the string alone.
+   */
+  private codeOf(value: string): number {
+    let code = this.codes.get(value);
+    if (code !== undefined) {
+      this.repeats++;
+      return code;
+    }
+    code = this.strings.length;
+    if (code >= 0x10000 && this.repeats < code / 4) return -1;
+    this.strings.push(value);
+    this.codes.set(value, code);
+    return code;
   }
 
   /** Makes room for `row`, keeping an `any` column's array dense (a holey array is kept as a slower dictionary). */
@@ -206,6 +248,7 @@ export class Column {
     switch (this.kind) {
       case 'int':
       case 'numbered':
+      case 'code':
         return this.ints.reserve(row + 1);
       case 'number':
       case 'date':
@@ -239,7 +282,14 @@ export class Column {
         }
         this.ints.set(row, -1);
         this.exceptions.set(row, value as string);
-        if (this.exceptions.size > 1024 && this.exceptions.size > this.table.size / 8) this.toAny();
+        if (this.exceptions.size > 1024 && this.exceptions.size > this.table.size / 8) this.toCode();
+        return;
+      }
+      case 'code': {
+        const code = this.codeOf(value as string);
+        if (code >= 0) return this.ints.set(row, code);
+        this.toAny();
+        this.values[row] = value;
         return;
       }
       case 'list': {
@@ -303,6 +353,8 @@ export class Column {
         const n = this.ints.get(row);
         return n < 0 ? this.exceptions.get(row) : this.format(n);
       }
+      case 'code':
+        return this.strings[this.ints.get(row)];
       case 'list': {
         const start = this.ints.get(row);
         const end = start + this.lengths.get(row);
@@ -379,6 +431,12 @@ export class Column {
             return value < part ? -1 : value > part ? 1 : 0;
           }
           break;
+        case 'code':
+          if (typeof part === 'string') {
+            const value = this.strings[this.ints.get(row)]!;
+            return value < part ? -1 : value > part ? 1 : 0;
+          }
+          break;
         case 'any': {
           const value = this.values[row];
           if (typeof value === 'string' && typeof part === 'string') return value < part ? -1 : value > part ? 1 : 0;
@@ -401,6 +459,11 @@ export class Column {
           if (this.kind === 'int') return x < y ? -1 : x > y ? 1 : 0;
           if (x >= 0 && y >= 0) return compareNumbered(x, y, this.width);
           break;
+        }
+        case 'code': {
+          const x = this.strings[this.ints.get(a)]!;
+          const y = this.strings[this.ints.get(b)]!;
+          return x < y ? -1 : x > y ? 1 : 0;
         }
         case 'number':
         case 'date': {

@@ -38,6 +38,15 @@ describe('Table', () => {
     expect(table.cell(row, 'note')).toBeUndefined();
   });
 
+  it('holds each repeated string once, and mostly distinct strings as they are', () => {
+    const table = new Table();
+    for (let i = 0; i < 70_000; i++) table.append({ _id: `u-${i}`, status: ['PENDING', 'SHIPPED'][i % 2]!, email: `someone${i}@example.com` });
+    expect(table.column('status').kind).toBe('code');
+    expect(table.column('email').kind).toBe('any');
+    expect(table.read(69_999)).toEqual({ _id: 'u-69999', status: 'SHIPPED', email: 'someone69999@example.com' });
+    expect(table.read(3)).toEqual({ _id: 'u-3', status: 'SHIPPED', email: 'someone3@example.com' });
+  });
+
   it('orders numbered ids as their strings, without writing them out', () => {
     const table = new Table();
     const ids = ['order-0000', 'order-10000', 'order-1001', 'order-9999', 'order-0005', 'order-100000', 'order-99', 'order-abc', 'zzz'];
