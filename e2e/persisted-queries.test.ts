@@ -129,13 +129,13 @@ describe('automatic persisted queries', () => {
   });
 
   describe('never bypass limits or auth', () => {
-    it('a persisted document too deep is refused each time it is sent by hash', async () => {
+    it('a document too deep is refused when registered, and never stored: its hash stays unknown', async () => {
       const deep = `{ product(id: "${productId}") { id } user(id: "x") { orders(limit: 1) { user { orders(limit: 1) { user { orders(limit: 1) { user { id } } } } } } } }`;
       const hash = sha256(deep);
-      for (const request of [{ hash, query: deep }, { hash }]) {
-        const response = await post({ url: supergraph.url, ...request });
-        expect(response.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'DEPTH_LIMIT_EXCEEDED' }) })]);
-      }
+      const response = await post({ url: supergraph.url, hash, query: deep });
+      expect(response.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'DEPTH_LIMIT_EXCEEDED' }) })]);
+      expect(await inspect.exists(`ordergraph:apq:${hash}`)).toBe(0);
+      expect((await post({ url: supergraph.url, hash })).body).toEqual({ errors: [notFound] });
     });
 
     it('a persisted document runs with the caller’s rights, and a bad token is still refused with 401', async () => {
@@ -159,6 +159,10 @@ describe('automatic persisted queries', () => {
       const limited = await post({ url: supergraph.url, hash, token: bob });
       expect(limited.status).toBe(429);
       expect(limited.body.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', operation: 'BulkSearch' });
+      // A registration refused by the rate limit stores nothing (a flood of them would stay in Redis for a day).
+      const another = 'query BulkSearch { products(limit: 2) { id } }';
+      expect((await post({ url: supergraph.url, hash: sha256(another), query: another, token: bob })).status).toBe(429);
+      expect(await inspect.exists(`ordergraph:apq:${sha256(another)}`)).toBe(0);
     });
   });
 });

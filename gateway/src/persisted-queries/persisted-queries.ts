@@ -118,7 +118,6 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
   for (const outcome of mode === 'audit' ? ['served'] : mode === 'required' ? ['refused', 'admin'] : []) unknownDocuments.inc({ outcome }, 0);
   const audited = createLRUCache<true>({ max: AUDITED_DOCUMENTS });
 
-  const apq = mode === 'required' ? undefined : useAPQ({ store: options.redis ? redisStore(options.redis, logger) : createInMemoryAPQStore(), hash: sha256 });
   // The manifest is served by the same plugin the runtime's `persistedDocuments` option installs
   // (@graphql-yoga/plugin-persisted-operations), added here rather than through that option: the option places it
   // before every plugin of ours (input limits, authentication's viewer, automatic persisted queries), so an APQ hash the
@@ -126,6 +125,26 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
   // (HTTP and WebSocket alike) is on the context, so it is kept by request (one request, one viewer, even in a batch).
   const viewers = new WeakMap<Request, Viewer>();
   const mayBypass = (request: Request) => options.adminBypass && viewers.get(request)?.role === 'ADMIN';
+  /**
+   * Registrations waiting for their request to execute: a registration is stored only once its document has passed
+   * every check before execution (rate limits, operation limits, validation), as Apollo Server stores one only once it
+   * has validated. A refused request (a flood of distinct registrations, nearly all 429) leaves nothing in the store,
+   * here or in Redis, where each would have stayed for APQ_TTL_SECONDS.
+   */
+  const registrations = new WeakMap<Request, { hash: string; query: string }>();
+  const store = options.redis ? redisStore(options.redis, logger) : createInMemoryAPQStore();
+  const register = (request: Request | undefined) => {
+    const registration = request && registrations.get(request);
+    if (!registration) return;
+    registrations.delete(request);
+    // Not awaited: execution does not wait for the store (redisStore logs its own failures); a lookup of the hash from
+    // this replica's next request follows the SET on the same Redis connection.
+    void Promise.resolve(store.set(registration.hash, registration.query)).catch((error: unknown) => logger.warn({ err: error }, 'persisted query registration failed'));
+  };
+  // Lookups by hash alone go through the plugin; a registration is checked here and stored by `register`.
+  const lookups: APQStore = { get: (hash) => store.get(hash), set: () => {} };
+
+  const apq = mode === 'required' ? undefined : useAPQ({ store: lookups, hash: sha256 });
   // Per-client safelists: an operation with a `clientName` is served only to requests declaring that client (by
   // header: a document cannot vouch for the client asking for it); to any other it is as if the manifest lacked it.
   const lookup = (id: string, request: Request) => servedBody(manifest.current(), id, declaredClient(request.headers)?.name);
@@ -159,6 +178,10 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
       }
       throw error;
     }
+    // The plugin has checked the query against its hash (a mismatch threw).
+    const { query } = payload.params;
+    const hash = apqHashOf(payload.params as Params);
+    if (typeof query === 'string' && hash !== undefined) registrations.set(payload.request, { hash, query });
   }
 
   function audit(query: string, params: Params, request: Request, viewer: Viewer) {
@@ -217,6 +240,8 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
     },
     onParse: trusted.onParse,
     onValidate: trusted.onValidate,
+    onExecute: ({ args }) => register((args.contextValue as { request?: Request }).request),
+    onSubscribe: ({ args }) => register((args.contextValue as { request?: Request }).request),
     onDispose: () => manifest.close(),
   };
   return plugin as GatewayPlugin;
