@@ -98,6 +98,41 @@ describe('@whatwg-node/promise-helpers is one copy', () => {
       await expect(helpers.mapMaybePromise(Promise.resolve(1), (value) => value + 1)).resolves.toBe(2);
     }
   });
+
+  it('iterates hooks in one loop while they answer synchronously, as 1.3.2 iterated them (patches/)', async () => {
+    expect(patchOf(NAME)).toContain('One loop for as long as the callbacks answer synchronously');
+    type Helpers = typeof import('@whatwg-node/promise-helpers');
+    const esm: Helpers = await import(NAME);
+    const cjs = createRequire(resolve(REPO_ROOT, 'package.json'))(NAME) as Helpers;
+    for (const { iterateAsync, fakePromise } of [esm, cjs]) {
+      const seen: unknown[] = [];
+      // Synchronous answers: done before it returns, truthy results kept, indexes counted.
+      const results: string[] = [];
+      expect(iterateAsync(['a', 'b', 'c'], (item, _end, index) => (seen.push(index), index === 1 ? undefined : item), results)).toBeUndefined();
+      expect([results, seen]).toEqual([['a', 'c'], [0, 1, 2]]);
+      // endEarly stops after the item that called it, sync or async.
+      const stopped: string[] = [];
+      iterateAsync(['a', 'b', 'c'], (item, endEarly) => (stopped.push(item), item === 'b' && endEarly()));
+      expect(stopped).toEqual(['a', 'b']);
+      const later: string[] = [];
+      await iterateAsync(['a', 'b', 'c'], async (item, endEarly) => (later.push(item), item === 'a' && endEarly()));
+      expect(later).toEqual(['a']);
+      // A promise in the middle: the rest follows it, in order; a resolved fake promise stays synchronous.
+      const mixed: string[] = [];
+      const done = iterateAsync(['a', 'b', 'c', 'd'], (item) => (item === 'b' ? Promise.resolve(item) : item === 'c' ? fakePromise(item) : item), mixed);
+      expect(mixed).toEqual(['a']);
+      await done;
+      expect(mixed).toEqual(['a', 'b', 'c', 'd']);
+      expect(iterateAsync(['a'], (item) => fakePromise(item), mixed)).toBeUndefined();
+      // Any iterable; failures as before: a throw at once, a rejection as the rejection.
+      const fromSet: string[] = [];
+      iterateAsync(new Set(['x', 'y']), (item) => item, fromSet);
+      expect(fromSet).toEqual(['x', 'y']);
+      expect(() => iterateAsync([1], () => { throw new Error('sync'); })).toThrow('sync');
+      await expect(iterateAsync([1, 2], async (item) => { if (item === 2) throw new Error('async'); })).rejects.toThrow('async');
+      expect(iterateAsync([], () => 'never')).toBeUndefined();
+    }
+  });
 });
 
 describe('@graphql-hive/router-runtime is patched where its plan execution allocates per entity', () => {
