@@ -441,13 +441,14 @@ async function main() {
           const gatewayCpu = processCpuMs(gateway.process.pid!) - cpu0;
           total.gatewayCpu += gatewayCpu;
           total.rounds.push({ rps: requests / result.duration, gatewayCpuMs: gatewayCpu / requests });
-          total.subgraphCpu += subgraphCpuMs(gateway) - subgraphCpu0;
+          const subgraphCpu = subgraphCpuMs(gateway) - subgraphCpu0;
+          total.subgraphCpu += subgraphCpu;
           total.storeCalls += (await storeCalls(gateway)) - store0;
           total.p50.push(result.latency.p50);
           total.p99.push(result.latency.p99);
           console.log(
             `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
-              `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}`,
+              `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  subgraphs ${(subgraphCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}`,
           );
           for (const read of stale ?? []) console.log(`    stale read: ${read}`);
         }
