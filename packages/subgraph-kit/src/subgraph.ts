@@ -34,6 +34,7 @@ import {
   type TokenVerifier,
 } from '@ordergraph/core';
 import { instrumentDatabase, openDatabase, type DocumentDatabase } from '@ordergraph/store';
+import { cacheControlPlugins } from './cache-control.js';
 import { createErrorMasker } from './error-masking.js';
 import { isSignedWith, unsignedRequest } from './signature.js';
 import { serveSubgraphSubscriptions } from './subgraph-subscriptions.js';
@@ -127,39 +128,34 @@ export interface SubgraphService extends Drainable {
   stop(): Promise<void>;
 }
 
-/** Times every request, and logs it at debug level (an access log, with the request's ID like every line). */
-function requestMetricsPlugin(registry: Registry, logger: Logger): ApolloServerPlugin {
+/**
+ * What every request does besides Apollo Server's own work, in one plugin (each plugin's hooks are awaited once per
+ * stage of every request): times it and logs it at debug level (an access log, with the request's ID like every
+ * line); names its response's media type, negotiated once per distinct Accept header (responseTypeFor); and puts what
+ * a write declared it changed (`declareInvalidation`) into its response's extensions, where the gateway's entity cache
+ * reads it (Apollo Router's subgraph invalidation format).
+ */
+function requestPlugin(registry: Registry, logger: Logger): ApolloServerPlugin {
   const histogram = graphqlRequestHistogram(registry);
   return {
-    async requestDidStart() {
+    async requestDidStart({ request, response }) {
       const end = histogram.startTimer();
+      const type = responseTypeFor(request.http?.headers.get('accept'));
+      if (type) response.http.headers.set('content-type', type);
       return {
-        async willSendResponse({ operationName, errors }) {
+        async willSendResponse({ operationName, errors, response }) {
           const labels = { operation: operationName ?? 'anonymous', status: errors?.length ? 'error' : 'ok' };
           const seconds = end(labels);
-          logger.debug({ ...labels, durationMs: Math.round(seconds * 1000) }, 'graphql request');
+          if (logger.isLevelEnabled('debug')) logger.debug({ ...labels, durationMs: Math.round(seconds * 1000) }, 'graphql request');
+          const declared = declaredInvalidations();
+          if (!declared?.length || response.body.kind !== 'single') return;
+          const result = response.body.singleResult;
+          result.extensions = { ...result.extensions, [INVALIDATION_EXTENSION]: declared };
         },
       };
     },
   };
 }
-
-/**
- * Puts what a write declared it changed (`declareInvalidation`) into its response's extensions, where the gateway's
- * entity cache reads it: Apollo Router's subgraph invalidation format.
- */
-const invalidationPlugin: ApolloServerPlugin = {
-  async requestDidStart() {
-    return {
-      async willSendResponse({ response }) {
-        const declared = declaredInvalidations();
-        if (!declared?.length || response.body.kind !== 'single') return;
-        const result = response.body.singleResult;
-        result.extensions = { ...result.extensions, [INVALIDATION_EXTENSION]: declared };
-      },
-    };
-  },
-};
 
 /** A call's body may be this large, as with express.json before. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -172,6 +168,25 @@ const isJson = (contentType: string | undefined) => contentType !== undefined &&
 /** The media types Apollo Server answers one result in (its MEDIA_TYPES, but the subscription callback's), in its order. */
 const RESULT_MEDIA_TYPES = ['application/json', 'application/graphql-response+json'];
 const negotiated = new Map<string, string | undefined>();
+
+/** The Content-Type Apollo Server gives a single result (its chooseContentTypeForSingleResultResponse), among these. */
+const RESPONSE_MEDIA_TYPES = ['application/json; charset=utf-8', 'application/graphql-response+json; charset=utf-8', 'application/json; callbackSpec=1.0; charset=utf-8'];
+const responseTypes = new Map<string, string | null>();
+
+/**
+ * The Content-Type Apollo Server would choose for a single result, for the Accept header it is handed: chosen here
+ * once per distinct header, and set on the response before Apollo's turn, which it then leaves as it is (it negotiates
+ * anew for every request otherwise). None, for a header accepting none of them: Apollo answers that with its 406.
+ */
+function responseTypeFor(accept: string | undefined): string | null {
+  if (!accept) return RESPONSE_MEDIA_TYPES[0]!;
+  let type = responseTypes.get(accept);
+  if (type === undefined) {
+    if (responseTypes.size >= 64) responseTypes.clear();
+    responseTypes.set(accept, (type = new Negotiator({ headers: { accept } }).mediaType(RESPONSE_MEDIA_TYPES) ?? null));
+  }
+  return type;
+}
 
 /**
  * The one media type a POST's Accept header chooses, to hand Apollo Server in its place. Apollo negotiates each
@@ -252,6 +267,9 @@ export async function createSubgraphService<TContext extends BaseContext>(
   const apollo = new ApolloServer<TContext>({
     schema,
     includeStacktraceInErrorResponses: false,
+    // With a signing secret, every request Apollo Server sees is a signed POST of JSON (serveGraphQL refuses the
+    // rest), which its CSRF check always lets through: a browser cannot send one unasked.
+    csrfPrevention: signingSecret === undefined,
     hideSchemaDetailsFromClientErrors: production,
     formatError,
     // runProcess decides the shutdown order; Apollo's own handler would re-raise the signal after stopping.
@@ -260,8 +278,8 @@ export async function createSubgraphService<TContext extends BaseContext>(
       ApolloServerPluginDrainHttpServer({ httpServer, stopGracePeriodMillis: shutdown.drainTimeoutMs }),
       // On stop, WebSocket clients are told 1001 (Going away) and their subscriptions released.
       ...(subscriptions ? [{ serverWillStart: async () => ({ drainServer: () => subscriptions.dispose() }) }] : []),
-      requestMetricsPlugin(registry, logger),
-      invalidationPlugin,
+      requestPlugin(registry, logger),
+      ...cacheControlPlugins(),
       // Federated tracing (ftv1) is for Apollo's usage reporting, which nothing here asks for; enabled, it builds a
       // trace tree for every request before it even reads whether the caller asked for one.
       ApolloServerPluginInlineTraceDisabled(),

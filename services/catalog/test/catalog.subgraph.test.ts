@@ -139,6 +139,23 @@ describe('_entities', () => {
   });
 });
 
+describe('Cache-Control', () => {
+  // The subgraph's own @cacheControl hints, as Apollo Server's cache-control plugin reads them (docs/operating.md).
+  const header = async (query: string, variables?: Record<string, unknown>) => (await graphql(url, query, { ...(variables ? { variables } : {}) })).headers.get('cache-control');
+
+  it('is the smallest maxAge of the fields a root query resolves, public', async () => {
+    expect(await header('query ($id: ID!) { product(id: $id) { name } }', { id: productId(5) })).toBe('max-age=300, public');
+    expect(await header('query ($id: ID!) { product(id: $id) { name currentPrice } }', { id: productId(5) })).toBe('max-age=60, public');
+  });
+
+  it('is no-store where a field selected has no hint, for every entity fetch, and for an answer with errors', async () => {
+    expect(await header('query ($id: ID!) { product(id: $id) { name price } }', { id: productId(5) })).toBe('max-age=300, public');
+    expect(await header('{ products(limit: 2) { name } }')).toBe('no-store');
+    expect(await header('query ($r: [_Any!]!) { _entities(representations: $r) { ... on Product { name } } }', { r: [{ __typename: 'Product', id: productId(5) }] })).toBe('no-store');
+    expect(await header('query ($id: ID!) { product(id: $id) { name } }', { id: 'garbage' })).toBe('no-store');
+  });
+});
+
 describe('_searchProducts', () => {
   const query = 'query ($query: String!, $limit: Int!) { _searchProducts(query: $query, limit: $limit) { id score } }';
   const search = async (text: string, limit: number) => {
