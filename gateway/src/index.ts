@@ -9,6 +9,7 @@ const { loadGatewayConfig } = await import('./config.js');
 const { createGateway } = await import('./gateway.js');
 const { SUPERGRAPH_PATH } = await import('@ordergraph/composition/paths');
 const { supergraphFile } = await import('./subgraphs/supergraph-source.js');
+const { collectWhenIdle } = await import('./server/idle-collection.js');
 const openTelemetry = telemetry ? await loadOpenTelemetryPlugin() : undefined;
 
 const logger = createLogger('gateway');
@@ -19,6 +20,8 @@ runProcess(
     const supergraphPath = config.SUPERGRAPH_PATH ?? SUPERGRAPH_PATH;
     const gateway = createGateway({ config, supergraph: supergraphFile(supergraphPath, logger), logger, openTelemetry });
     await gateway.listen(config.PORT, config.HOST);
+    // What a burst (a flood of refused requests, say) grew, given back once the gateway is quiet.
+    collectWhenIdle();
     return gateway;
   },
   telemetry,
