@@ -99,7 +99,6 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
   private readonly primary: OrderedIndex;
   private readonly ordered: OrderedIndex[];
   private readonly multikey: MultikeyIndex[];
-  private settling = false;
 
   constructor(
     readonly name: string,
@@ -111,7 +110,6 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
     this.ordered = indexes.filter((spec) => !spec.multikey).map((spec) => new OrderedIndex(spec, table));
     this.multikey = indexes.filter((spec) => spec.multikey).map((spec) => new MultikeyIndex(spec, table));
     for (const doc of persistence?.load(name) ?? []) this.store(undefined, doc, false);
-    this.settle();
     const primary = this.primary;
     persistence?.attach(name, function* () {
       for (const row of primary.all()) yield table.read(row);
@@ -124,12 +122,6 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
 
   private read(row: number): T {
     return this.table.read(row) as T;
-  }
-
-  /** Places what bulk inserts left pending in every index, so the next query reads them in order. */
-  private settle(): void {
-    this.primary.settle();
-    for (const index of this.ordered) index.settle();
   }
 
   private orderedPlan(index: OrderedIndex, conditions: Conditions, sort: FindOptions['sort']): OrderedPlan | undefined {
@@ -292,20 +284,11 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
     await this.insertMany([doc]);
   }
 
-  /** The table copies what each document holds, so `transfer` only says a bulk load is under way. */
-  async insertMany(docs: T[], options: { transfer?: boolean } = {}): Promise<void> {
+  /** The table copies what each document holds, so `transfer` (a caller giving documents up) changes nothing here. */
+  async insertMany(docs: T[], _options?: { transfer?: boolean }): Promise<void> {
     // Like an ordered insertMany in MongoDB: documents before the first duplicate are kept.
     try {
       for (const doc of docs) this.store(undefined, doc, true);
-      // A bulk load leaves rows pending in its indexes; they are placed as soon as the loading code yields, so the
-      // first request after a seed does not pay for it.
-      if (options.transfer && !this.settling) {
-        this.settling = true;
-        setImmediate(() => {
-          this.settling = false;
-          this.settle();
-        }).unref();
-      }
     } finally {
       this.persistence?.sync();
     }
@@ -329,17 +312,19 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
    * acknowledging). An update moves a row only in the indexes whose key it changes: the row's number stays.
    */
   private store(row: number | undefined, next: Doc, persist: boolean): void {
-    if (row === undefined && this.primary.holds(next)) throw new DuplicateKeyError(this.name, '_id_');
+    const slot = row === undefined ? this.primary.slot(next) : undefined;
+    if (row === undefined && !slot) throw new DuplicateKeyError(this.name, '_id_');
     for (const index of this.ordered) {
       if (index.conflict(next) !== undefined) throw new DuplicateKeyError(this.name, index.name);
     }
     if (persist) this.persistence?.write(this.name, next);
-    const indexes = [this.primary, ...this.ordered, ...this.multikey];
     if (row === undefined) {
       const added = this.table.append(next);
-      for (const index of indexes) index.add(added);
+      this.primary.addAt(slot!, added);
+      for (const index of [...this.ordered, ...this.multikey]) index.add(added);
       return;
     }
+    const indexes = [this.primary, ...this.ordered, ...this.multikey];
     const moving = indexes.filter((index) => !index.keeps(row, next));
     for (const index of moving) index.remove(row);
     this.table.write(row, next);

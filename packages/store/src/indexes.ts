@@ -6,9 +6,6 @@ import { RowList } from './rows.js';
 import type { Column, Table } from './table.js';
 import type { Doc, IndexSpec } from './types.js';
 
-/** Below this many pending rows an insert goes straight to its place; above, they are sorted and merged at once. */
-const MERGE_THRESHOLD = 64;
-
 /** A key field's value in a document not yet stored, as an index compares it (missing is null). */
 const docKey = (doc: Doc, field: string): unknown => (doc as Record<string, unknown>)[field] ?? null;
 
@@ -19,11 +16,7 @@ export class OrderedIndex {
   readonly declared: number;
   private readonly columns: Column[];
   private readonly id: Column;
-  private list = new RowList();
-  /** Inserted since the last read, in no order: bulk loads sort once instead of placing rows one by one. */
-  private pending: number[] = [];
-  /** Unique indexes: the keys of pending rows, checked before they are placed. */
-  private readonly pendingKeys = new Map<unknown, number>();
+  private readonly list = new RowList();
   /** Rows holding an array or a document in a key field, which this index cannot place. */
   private readonly irregular = new Set<number>();
 
@@ -52,7 +45,7 @@ export class OrderedIndex {
   }
 
   get size(): number {
-    return this.list.size + this.pending.length + this.irregular.size;
+    return this.list.size + this.irregular.size;
   }
 
   private regular(row: number): boolean {
@@ -80,17 +73,17 @@ export class OrderedIndex {
     return 0;
   }
 
+  /** Where the first row not before `key` (or, with `after`, after it) is: a block and offset of the list. */
+  private find(key: readonly unknown[], after: boolean): [number, number] {
+    return this.list.find((row) => {
+      const order = this.compareToKey(row, key);
+      return order < 0 || (after && order === 0);
+    });
+  }
+
   /** The first position whose row is not before `key` (or, with `after`, is after it). */
   private position(key: readonly unknown[], after: boolean): number {
-    let low = 0;
-    let high = this.list.size;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      const order = this.compareToKey(this.list.at(middle), key);
-      if (order < 0 || (after && order === 0)) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    return this.list.positionOf(...this.find(key, after));
   }
 
   /** The unique key of a stored row or of a document: a missing field is null, so two rows without it collide. */
@@ -114,8 +107,6 @@ export class OrderedIndex {
   /** The _id of a row other than `doc`'s holding `doc`'s key in this unique index, if any. */
   conflict(doc: Doc): string | undefined {
     if (!this.spec.unique) return undefined;
-    const pendingOwner = this.pendingKeys.get(this.docUniqueKey(doc));
-    if (pendingOwner !== undefined && this.id.key(pendingOwner) !== doc._id) return this.id.key(pendingOwner) as string;
     if (!this.regularDoc(doc) || this.irregular.size > 0) return this.scanConflict(doc);
     const key = this.fields.slice(0, this.declared).map((field) => docKey(doc, field));
     for (let i = this.position(key, false); i < this.list.size && this.compareToKey(this.list.at(i), key) === 0; i++) {
@@ -125,17 +116,26 @@ export class OrderedIndex {
     return undefined;
   }
 
-  /** Whether a row with `doc`'s whole key is here (the primary index: the same _id). */
-  holds(doc: Doc): boolean {
-    if (this.pendingKeys.has(this.docUniqueKey(doc))) return true;
-    const key = this.fields.slice(0, this.declared).map((field) => docKey(doc, field));
-    const i = this.position(key, false);
-    return i < this.list.size && this.compareToKey(this.list.at(i), key) === 0;
+  /**
+   * Where a row holding `doc`'s whole key would go, or undefined when one is here already (the primary index: the
+   * same _id): the insert that follows places the row there without a second search.
+   */
+  slot(doc: Doc): [number, number] | undefined {
+    const key = this.fields.map((field) => docKey(doc, field));
+    const found = this.find(key, false);
+    const row = this.list.entry(...found);
+    return row !== undefined && this.compareToKey(row, key) === 0 ? undefined : found;
+  }
+
+  /** Places a row at the slot `slot` gave for its document, the index unchanged since. */
+  addAt(slot: [number, number], row: number): void {
+    if (!this.regular(row)) this.irregular.add(row);
+    else this.list.insertAt(slot[0], slot[1], row);
   }
 
   private scanConflict(doc: Doc): string | undefined {
     const key = this.docUniqueKey(doc);
-    for (const row of [...this.list, ...this.pending, ...this.irregular]) {
+    for (const row of [...this.list, ...this.irregular]) {
       const id = this.id.key(row);
       if (id !== doc._id && this.rowUniqueKey(row) === key) return id as string;
     }
@@ -148,62 +148,22 @@ export class OrderedIndex {
     return this.compareToKey(row, this.fields.map((field) => docKey(doc, field))) === 0;
   }
 
+  /** Places a row by its key: a search over the blocks and a shift within one. */
   add(row: number): void {
     if (!this.regular(row)) {
       this.irregular.add(row);
       return;
     }
-    if (this.pending.length === 0 && (this.list.size === 0 || this.compareRows(this.list.at(this.list.size - 1), row) < 0)) {
-      this.list.push(row);
-      return;
-    }
-    this.pending.push(row);
-    if (this.spec.unique) this.pendingKeys.set(this.rowUniqueKey(row), row);
-    // A bulk load merges whenever the pending part reaches a quarter of the sorted part: a few merges in all, and the
-    // pending keys of a unique index never outgrow a quarter of the index.
-    if (this.pending.length >= Math.max(4096, this.list.size / 4)) this.settle();
+    const [b, offset] = this.list.find((other) => this.compareRows(other, row) < 0);
+    this.list.insertAt(b, offset, row);
   }
 
   /** Takes a row out, found by the key it holds now (before the table changes it). */
   remove(row: number): void {
     if (this.irregular.delete(row)) return;
-    this.settle();
     let i = this.position(this.columns.map((column) => column.key(row)), false);
     while (i < this.list.size && this.list.at(i) !== row) i++;
     if (i < this.list.size) this.list.removeAt(i);
-  }
-
-  /** Places pending rows: one by one when few, else sorted and merged in one pass. */
-  settle(): void {
-    if (this.pending.length === 0) return;
-    const pending = this.pending;
-    this.pending = [];
-    this.pendingKeys.clear();
-    if (pending.length < MERGE_THRESHOLD) {
-      for (const row of pending) this.list.insert(this.insertionPoint(row), row);
-      return;
-    }
-    pending.sort(this.compareRows);
-    const sorted = this.list.toArray();
-    const merged = new Int32Array(sorted.length + pending.length);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < sorted.length && j < pending.length) merged[k++] = this.compareRows(sorted[i]!, pending[j]!) <= 0 ? sorted[i++]! : pending[j++]!;
-    while (i < sorted.length) merged[k++] = sorted[i++]!;
-    while (j < pending.length) merged[k++] = pending[j++]!;
-    this.list = RowList.of(merged);
-  }
-
-  private insertionPoint(row: number): number {
-    let low = 0;
-    let high = this.list.size;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.compareRows(this.list.at(middle), row) < 0) low = middle + 1;
-      else high = middle;
-    }
-    return low;
   }
 
   /**
@@ -211,7 +171,6 @@ export class OrderedIndex {
    * (when given).
    */
   span(equal: readonly KeyPart[], range?: Range): [number, number] {
-    this.settle();
     if (!range) return [this.position(equal, false), this.position(equal, true)];
     const ascending = this.directions[equal.length] === 1;
     const [first, firstInclusive, last, lastInclusive] = ascending
@@ -222,11 +181,8 @@ export class OrderedIndex {
 
   /** The row whose whole key is `key` (the primary index: its _id), if any. */
   get(key: readonly KeyPart[]): number | undefined {
-    this.settle();
-    const i = this.position(key, false);
-    if (i >= this.list.size) return undefined;
-    const row = this.list.at(i);
-    return this.compareToKey(row, key) === 0 ? row : undefined;
+    const row = this.list.entry(...this.find(key, false));
+    return row !== undefined && this.compareToKey(row, key) === 0 ? row : undefined;
   }
 
   at(position: number): number {
@@ -235,7 +191,6 @@ export class OrderedIndex {
 
   /** Every row in index order (for snapshots and scans of the whole index). */
   all(): Iterable<number> {
-    this.settle();
     return this.list;
   }
 }

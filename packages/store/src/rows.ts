@@ -55,6 +55,73 @@ export class RowList {
     return low;
   }
 
+  /**
+   * Where the first entry for which `before` is false is (the entries for which it is true come first): its block and
+   * offset, by a binary search over the blocks' last entries then one within the block. Needs no positions, so a
+   * run of inserts never recounts them.
+   */
+  find(before: (row: number) => boolean): [number, number] {
+    if (this.size === 0) return [this.blocks.length, 0];
+    let low = 0;
+    let high = this.blocks.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (before(this.blocks[middle]![this.lengths[middle]! - 1]!)) low = middle + 1;
+      else high = middle;
+    }
+    if (low === this.blocks.length) return [low, 0];
+    const block = this.blocks[low]!;
+    let first = 0;
+    let last = this.lengths[low]! - 1;
+    while (first < last) {
+      const middle = (first + last) >>> 1;
+      if (before(block[middle]!)) first = middle + 1;
+      else last = middle;
+    }
+    return [low, first];
+  }
+
+  /** The entry at a block and offset `find` gave, or undefined past the end. */
+  entry(b: number, offset: number): number | undefined {
+    if (b >= this.blocks.length) return undefined;
+    if (offset >= this.lengths[b]!) return b + 1 < this.blocks.length ? this.blocks[b + 1]![0] : undefined;
+    return this.blocks[b]![offset];
+  }
+
+  /** The position of a block and offset `find` gave. */
+  positionOf(b: number, offset: number): number {
+    if (b >= this.blocks.length) return this.size;
+    this.refresh();
+    return this.starts[b]! + offset;
+  }
+
+  /** Inserts `row` at a block and offset `find` gave. */
+  insertAt(b: number, offset: number, row: number): void {
+    if (b >= this.blocks.length) return this.push(row);
+    this.valid = Math.min(this.valid, b + 1);
+    if (this.lengths[b] === BLOCK) {
+      // Split the full block in two halves.
+      const block = this.blocks[b]!;
+      const half = BLOCK >>> 1;
+      const upper = new Int32Array(BLOCK);
+      upper.set(block.subarray(half));
+      this.blocks.splice(b + 1, 0, upper);
+      this.lengths.splice(b + 1, 0, BLOCK - half);
+      this.lengths[b] = half;
+      if (offset > half) {
+        b++;
+        offset -= half;
+      }
+    }
+    let block = this.blocks[b]!;
+    const length = this.lengths[b]!;
+    if (length === block.length) block = this.grow(b);
+    block.copyWithin(offset + 1, offset, length);
+    block[offset] = row;
+    this.lengths[b] = length + 1;
+    this.size++;
+  }
+
   at(i: number): number {
     const b = this.locate(i);
     return this.blocks[b]![i - this.starts[b]!]!;
@@ -90,28 +157,8 @@ export class RowList {
 
   insert(i: number, row: number): void {
     if (i === this.size) return this.push(row);
-    let b = this.locate(i);
-    if (this.lengths[b] === BLOCK) {
-      // Split the full block in two halves.
-      const block = this.blocks[b]!;
-      const half = BLOCK >>> 1;
-      const upper = new Int32Array(BLOCK);
-      upper.set(block.subarray(half));
-      this.blocks.splice(b + 1, 0, upper);
-      this.lengths.splice(b + 1, 0, BLOCK - half);
-      this.lengths[b] = half;
-      this.valid = Math.min(this.valid, b + 1);
-      b = this.locate(i);
-    }
-    let block = this.blocks[b]!;
-    const length = this.lengths[b]!;
-    if (length === block.length) block = this.grow(b);
-    const offset = i - this.starts[b]!;
-    block.copyWithin(offset + 1, offset, length);
-    block[offset] = row;
-    this.lengths[b] = length + 1;
-    this.size++;
-    this.valid = Math.min(this.valid, b + 1);
+    const b = this.locate(i);
+    this.insertAt(b, i - this.starts[b]!, row);
   }
 
   removeAt(i: number): void {

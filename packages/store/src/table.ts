@@ -127,6 +127,8 @@ export class Column {
   private scalars = false;
   /** Per shape id of the table: whether rows of that shape hold this field. */
   inShape = new Uint8Array(0);
+  /** Every row holds this field (every shape so far has it): the common case, answered without a lookup. */
+  everywhere = true;
 
   constructor(
     private readonly table: Table,
@@ -134,7 +136,7 @@ export class Column {
   ) {}
 
   present(row: number): boolean {
-    return this.inShape[this.table.shapeAt(row)] === 1;
+    return this.everywhere || this.inShape[this.table.shapeAt(row)] === 1;
   }
 
   private fits(value: unknown): boolean {
@@ -237,7 +239,8 @@ export class Column {
       return code;
     }
     code = this.strings.length;
-    if (code >= 0x10000 && this.repeats < code / 4) return -1;
+    // Past 65,536 strings, fewer than one write in sixteen repeating one: distinct strings, an email say.
+    if (code >= 0x10000 && this.repeats < code / 16) return -1;
     this.strings.push(value);
     this.codes.set(value, code);
     return code;
@@ -510,6 +513,7 @@ export class Table {
     let column = this.columns.get(name);
     if (!column) {
       column = new Column(this, name);
+      column.everywhere = this.size === 0;
       column.inShape = new Uint8Array(Math.max(16, this.shapes.length));
       this.shapes.forEach((shape, id) => {
         if (shape.keys.includes(name)) column!.inShape[id] = 1;
@@ -544,6 +548,7 @@ export class Table {
         }
       }
       for (const column of columns) column.inShape[id] = 1;
+      for (const column of this.columns.values()) if (column.inShape[id] !== 1) column.everywhere = false;
     }
     this.lastShape = id;
     return id;
