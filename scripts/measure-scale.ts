@@ -4,7 +4,8 @@
 //
 //   npx tsx --conditions=source scripts/measure-scale.ts [--requests=200] [--node-flags="--max-old-space-size=512"]
 //
-// --node-flags applies to every subgraph; --orders-flags, --users-flags, --catalog-flags to one of them.
+// Each subgraph runs with the Node flags of its package.json `start` script (what its image runs); --node-flags adds
+// flags for every subgraph, --orders-flags, --users-flags, --catalog-flags for one of them (a later flag wins).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -15,7 +16,12 @@ import { API_CASES, caseRunner, freePort, percentile, type SubgraphName } from '
 const argument = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const scale = Number(process.env['SEED_SCALE'] || 1000);
 const requests = Number(argument('requests') ?? 200);
-const flagsOf = (name: SubgraphName) => [...(argument('node-flags') ?? '').split(' '), ...(argument(`${name}-flags`) ?? '').split(' ')].filter(Boolean);
+/** The flags of `node ... dist/index.js` in a subgraph's start script. */
+const startFlags = (name: SubgraphName): string[] => {
+  const start = (JSON.parse(readFileSync(join(REPO_ROOT, `services/${name}/package.json`), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return start.split(/\s+/).filter((word) => word.startsWith('--'));
+};
+const flagsOf = (name: SubgraphName) => [...startFlags(name), ...(argument('node-flags') ?? '').split(' '), ...(argument(`${name}-flags`) ?? '').split(' ')].filter(Boolean);
 
 /** A /proc/<pid>/status field in MiB (VmHWM: peak resident set; VmRSS: now). */
 function status(pid: number, field: 'VmHWM' | 'VmRSS'): number {
