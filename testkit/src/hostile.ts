@@ -94,10 +94,10 @@ export interface SubscribeFlood {
 }
 
 /**
- * Sends `count` subscribes (distinct ids, one operation) on one connection as `token`, then waits until each has been
- * refused or the rest have been quiet for a second, and closes the connection.
+ * Sends `count` subscribes (distinct ids, one operation) on one connection as `token`, then waits until the connection
+ * has been quiet for `quietMs` (the subscribes not refused by then were accepted), and closes it.
  */
-export async function subscribeFlood(url: string, count: number, query: string, token?: string): Promise<SubscribeFlood> {
+export async function subscribeFlood(url: string, count: number, query: string, token?: string, quietMs = 3_000): Promise<SubscribeFlood> {
   const socket = await initialised(url, token);
   let refused = 0;
   let last = Date.now();
@@ -107,7 +107,7 @@ export async function subscribeFlood(url: string, count: number, query: string, 
   });
   socket.on('error', () => {});
   for (let id = 0; id < count; id++) socket.send(JSON.stringify({ id: String(id), type: 'subscribe', payload: { query } }));
-  while (Date.now() - last < 1000 && socket.readyState === WebSocket.OPEN) await new Promise((done) => setTimeout(done, 100));
+  while (Date.now() - last < quietMs && socket.readyState === WebSocket.OPEN) await new Promise((done) => setTimeout(done, 100));
   const closed = new Promise<void>((done) => socket.once('close', () => done()));
   socket.close(1000);
   await closed;
