@@ -26,7 +26,7 @@ export function recordingDatabase(db: DocumentDatabase): { db: DocumentDatabase;
         count: (filter) => (queries.push({ collection: self, operation: 'count', filter, options: { sort: {} } }), inner.count(filter)),
         findOneAndUpdate: (filter, update) => (queries.push({ collection: self, operation: 'findOneAndUpdate', filter, options: { sort: { _id: 1 }, limit: 1 } }), inner.findOneAndUpdate(filter, update)),
         insertOne: (doc) => inner.insertOne(doc),
-        insertMany: (docs, options) => inner.insertMany(docs, options),
+        insertMany: (docs) => inner.insertMany(docs),
         explain: (filter, options) => inner.explain(filter, options),
       };
     },

@@ -284,8 +284,7 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
     await this.insertMany([doc]);
   }
 
-  /** The table copies what each document holds, so `transfer` (a caller giving documents up) changes nothing here. */
-  async insertMany(docs: T[], _options?: { transfer?: boolean }): Promise<void> {
+  async insertMany(docs: T[]): Promise<void> {
     // Like an ordered insertMany in MongoDB: documents before the first duplicate are kept.
     try {
       for (const doc of docs) this.store(undefined, doc, true);

@@ -82,8 +82,7 @@ class MongoCollection<T extends Doc> implements DocumentCollection<T> {
     }
   }
 
-  /** `transfer` changes nothing here: the driver serializes the documents and keeps none of them. */
-  async insertMany(docs: T[], _options?: { transfer?: boolean }): Promise<void> {
+  async insertMany(docs: T[]): Promise<void> {
     if (docs.length === 0) return;
     try {
       await this.collection.insertMany(docs as never[], { ordered: true });

@@ -7,7 +7,7 @@ import type { Doc } from './types.js';
 
 /** What the embedded store asks of a persistence layer. */
 export interface EmbeddedPersistence {
-  /** The documents persisted for a collection, handed over when it opens: from then on the collection holds them. */
+  /** The documents persisted for a collection, read once when it opens: from then on the collection holds them. */
   load(collection: string): Iterable<Doc>;
   /** Where a snapshot reads an open collection's documents, so they are never kept twice. */
   attach(collection: string, documents: () => Iterable<Doc>): void;

@@ -47,11 +47,7 @@ export interface DocumentCollection<T extends Doc> {
   count(filter: Filter): Promise<number>;
   /** Throws DuplicateKeyError when a unique index would be violated. */
   insertOne(doc: T): Promise<void>;
-  /**
-   * With `transfer`, the caller gives the documents up (a bulk load that never touches them again): the embedded
-   * store keeps them as they are instead of copying each one.
-   */
-  insertMany(docs: T[], options?: { transfer?: boolean }): Promise<void>;
+  insertMany(docs: T[]): Promise<void>;
   /**
    * Atomically updates the first document matching `filter` and returns it as updated, or null when none matched.
    * A filter on the current version or status makes it a compare-and-set.

@@ -205,7 +205,7 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
 
   it('reads only the page of an ordered index at any offset (embedded: from positions)', async () => {
     const ranked = await db.collection<Item>('deep', [{ name: 'createdAt_id', key: { createdAt: 1, _id: 1 } }]);
-    await ranked.insertMany(Array.from({ length: 300 }, (_, n) => item(n)), { transfer: true });
+    await ranked.insertMany(Array.from({ length: 300 }, (_, n) => item(n)));
     const deep = await ranked.find({}, { sort: { createdAt: 1, _id: 1 }, skip: 250, limit: 5 });
     expect(deep.map((doc) => doc._id)).toEqual(['item-250', 'item-251', 'item-252', 'item-253', 'item-254']);
     const plan = await ranked.explain({}, { sort: { createdAt: 1, _id: 1 }, skip: 250, limit: 5 });

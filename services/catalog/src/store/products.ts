@@ -149,7 +149,7 @@ export class ProductStore {
     if ((await this.products.count({})) > 0) return 0;
     let written = 0;
     for (const docs of batches) {
-      await this.products.insertMany(docs, { transfer: true });
+      await this.products.insertMany(docs);
       written += docs.length;
     }
     return written;

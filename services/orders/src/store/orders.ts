@@ -123,7 +123,7 @@ export class OrderStore {
     if ((await this.orders.count({})) > 0) return 0;
     let written = 0;
     for (const docs of batches) {
-      await this.orders.insertMany(docs, { transfer: true });
+      await this.orders.insertMany(docs);
       written += docs.length;
     }
     return written;

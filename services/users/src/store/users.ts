@@ -184,7 +184,7 @@ export class UserStore {
     if ((await this.users.count({})) > 0) return 0;
     let written = 0;
     for (const docs of batches) {
-      await this.users.insertMany(docs, { transfer: true });
+      await this.users.insertMany(docs);
       written += docs.length;
     }
     return written;
