@@ -37,7 +37,7 @@ function replacer(this: Record<string, unknown>, key: string, value: unknown): u
 }
 const serialize = (value: unknown): string => JSON.stringify(value, replacer);
 
-/** Repeated strings of a load (an order's user and product IDs) kept once, as the seed made them. */
+/** Repeated strings of a journal replay (an order's user and product IDs) kept once while the journal holds them. */
 type Intern = (text: string) => string;
 
 /** Turns the Extended JSON forms `serialize` writes back into values, strings through `intern` (but _ids). */
@@ -168,12 +168,12 @@ export class DirectoryPersistence implements EmbeddedPersistence {
     if (existsSync(this.snapshotPath)) {
       const prefix = `{"collection":${JSON.stringify(collection)},`;
       const docs: Doc[] = [];
-      const intern = interning();
-      // Read in chunks; documents are handed over a chunk's worth at a time.
+      // Read in chunks; documents are handed over a chunk's worth at a time. Their strings are not interned here:
+      // the embedded store keeps each repeated string once itself, and a second table would only cost time.
       for (const lines of chunkedLines(this.snapshotPath)) {
         for (const line of lines) {
           if (!line.startsWith(prefix) && line.startsWith('{"collection":')) continue;
-          const entry = deserialize(line, intern) as Entry;
+          const entry = deserialize(line) as Entry;
           if (entry.collection === collection && !replaced?.has(entry.doc._id)) docs.push(entry.doc);
         }
         yield* docs.splice(0);
