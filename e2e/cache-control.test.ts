@@ -4,7 +4,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { toGlobalId, type Redis } from '@ordergraph/core';
-import { freePort, graphql, token } from '@ordergraph/testkit';
+import { freePort, graphql, readCounter, token } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
@@ -237,7 +237,13 @@ describe('the response cache', () => {
     );
     expect(update.body.errors).toBeUndefined();
     // The very next read, through either replica.
+    const lookups = (result: string) => readCounter(supergraph.url.replace(/\/graphql$/, '/metrics'), 'gateway_response_cache_lookups_total', { result });
+    const changed = await lookups('changed');
     for (const url of supergraph.gatewayUrls) expect((await graphql(url, query)).body.data!.product).toEqual({ name: `${original.name} II`, currentPrice: newPrice });
+    // The first replica found the response kept before the write, and counted it as changed; once filled anew, a hit.
+    expect(await lookups('changed')).toBe(changed + 1);
+    const hits = await lookups('hit');
+    await eventually(() => graphql(supergraph.url, query).then(() => lookups('hit')), (count) => count > hits);
   });
 
   it('never serves a fill that read its subgraph before a write and was stored after the write was answered', async () => {

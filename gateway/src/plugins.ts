@@ -178,6 +178,7 @@ export function gatewayPlugins(options: PluginOptions): GatewayPlugin[] {
         generations,
         memory: RESPONSE_CACHE_MEMORY,
         logger,
+        registry,
         maxAge: (request) => {
           const policy = cacheControl.policyOf(request);
           return policy?.scope === 'PUBLIC' ? policy.maxAge : 0;

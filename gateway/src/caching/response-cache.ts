@@ -8,6 +8,7 @@ import type { Logger, Redis } from '@ordergraph/core';
 import { isAsyncIterable, mapAsyncIterator } from '@graphql-tools/utils';
 import { handleMaybePromise } from '@whatwg-node/promise-helpers';
 import stableStringify from 'fast-json-stable-stringify';
+import { Counter, type Registry } from 'prom-client';
 import {
   Kind,
   getNamedType,
@@ -102,17 +103,34 @@ function memoryResponses(bounds: MemoryBounds): KeptResponses {
  * The plugins call `get` and `set` without the request; `requestNow` names it, set around the (synchronous) calls
  * that reach them (useSharedResponseCache).
  */
-function checkedResponses(kept: KeptResponses, generations: EntityStore, requestNow: () => object | undefined, schemaOf: () => GraphQLSchema | undefined): Cache {
+function checkedResponses(
+  kept: KeptResponses,
+  generations: EntityStore,
+  requestNow: () => object | undefined,
+  schemaOf: () => GraphQLSchema | undefined,
+  lookups: Counter<'result'>,
+): Cache {
   const marks = new WeakMap<object, string | undefined>();
+  // Yoga's plugin looks a request up as its parameters are read, and envelop's again as it executes: the second
+  // lookup of a request that found nothing is answered here, without reading Redis again.
+  const unanswered = new WeakMap<object, string>();
   return {
     async get(key) {
       const context = requestNow();
-      if (!context) return undefined;
+      if (!context || unanswered.get(context) === key) return undefined;
       let mark = marks.get(context);
       if (!marks.has(context)) marks.set(context, (mark = await generations.mark(context)));
-      if (mark === undefined) return undefined;
+      if (mark === undefined) {
+        lookups.inc({ result: 'unavailable' });
+        unanswered.set(context, key);
+        return undefined;
+      }
       const found = await kept.get(key);
-      return found && generations.unchangedSince(found.d, found.m) ? found.v : undefined;
+      const result = !found ? 'miss' : generations.unchangedSince(found.d, found.m) ? 'hit' : 'changed';
+      lookups.inc({ result });
+      if (result === 'hit') return found!.v;
+      unanswered.set(context, key);
+      return undefined;
     },
     set(key, result, entities, ttl) {
       const context = requestNow();
@@ -135,6 +153,8 @@ export interface ResponseCacheOptions {
   /** Responses this process keeps without Redis. */
   memory: MemoryBounds;
   logger: Logger;
+  /** Where its lookups are counted (the gateway's /metrics). */
+  registry: Registry;
   /** Whether this request may read or fill the cache (anonymous, not traced). */
   cacheable(request: Request, context: unknown): boolean;
   /** How long the request's response may be kept, in seconds: its cache policy (0: not at all). */
@@ -403,6 +423,12 @@ function rootListings(schema: GraphQLSchema, root: GraphQLObjectType, operation:
 export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPlugin {
   let schema: GraphQLSchema | undefined;
   const kept = options.redis ? redisResponses(options.redis, options.logger) : memoryResponses(options.memory);
+  const lookups = new Counter({
+    name: 'gateway_response_cache_lookups_total',
+    help: 'Response cache lookups of anonymous queries: hit, miss, changed (kept, but a write since changed what it holds), unavailable (Redis away)',
+    labelNames: ['result'] as const,
+    registers: [options.registry],
+  });
   // The request whose (synchronous) plugin hook is running: the plugins' reads and writes of the cache start within one.
   let current: object | undefined;
   const within = <T>(context: unknown, run: () => T): T => {
@@ -415,7 +441,7 @@ export function useSharedResponseCache(options: ResponseCacheOptions): GatewayPl
     }
   };
   const { onRequest: _answeredTooEarly, onParams, ...cache } = useResponseCache({
-    cache: checkedResponses(kept, options.generations, () => current, () => schema),
+    cache: checkedResponses(kept, options.generations, () => current, () => schema, lookups),
     // Everyone shares one public cache; authenticated queries never reach it (enabled below).
     session: () => null,
     // Mutations are left alone: their bump of the generations is what drops what they changed.
