@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, startRedis, apqRegistrations, bigFrame, hugeBody, idleSockets, subscribeFlood, token } from '@ordergraph/testkit';
+import { freePort, redisClient, startRedis, apqRegistrations, bigFrame, hugeBody, idleSockets, subscribeFlood, token } from '@ordergraph/testkit';
 import { compareHeaps } from './heap-snapshot.js';
 import { attachInspector, type Inspector, type MemoryUsage } from './inspector.js';
 import { SECRET, SIGNING_SECRET, builtEntry, machineLine, prepareRun, start, startSeededSubgraphs, stop, stopAll, stopOnSignals } from './processes.js';
@@ -36,7 +36,7 @@ const { values: options } = parseArgs({
 if (options.help) {
   console.log(`npm run bench:hostile-memory -- [--modes development,production] [--bodies 2] [--body-mb 50] [--sockets 500] [--frame-mb 10]
     [--subscribes 10000] [--apq 10000] [--apq-floods 2] [--concurrency 32] [--idle 30] [--env NAME=value ...] [--snapshots <dir>] [--no-build]
-  modes        development: the gateway as npm start runs it (its TypeScript through tsx, NODE_ENV unset, glibc's malloc);
+  modes        development: the gateway as npm start runs it (its TypeScript through tsx, NODE_ENV unset, glibc's malloc, no Redis);
                production: as its image runs it (the built bundle, its start script's Node flags, jemalloc, NODE_ENV=production)
   bodies       POSTs of --body-mb each with a Content-Length, and as many chunked (both refused 413)
   sockets      WebSockets that never send connection_init (closed 4408)
@@ -81,6 +81,21 @@ function brkHeapMb(pid: number): number {
   if (at < 0) return 0;
   const rss = /^Rss:\s+(\d+) kB$/m.exec(smaps.slice(at));
   return rss ? Number(rss[1]) / 1024 : 0;
+}
+
+/** Persisted queries registered in Redis (persisted-queries.ts's keys). */
+async function apqKeys(redisUrl: string): Promise<number> {
+  const redis = redisClient(redisUrl);
+  try {
+    let count = 0;
+    for (let cursor = '0'; ; ) {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', 'ordergraph:apq:*', 'COUNT', 1000);
+      count += keys.length;
+      if ((cursor = next) === '0') return count;
+    }
+  } finally {
+    redis.disconnect();
+  }
 }
 
 interface Reading {
@@ -129,7 +144,8 @@ async function runMode(mode: 'development' | 'production', redisUrl: string, sup
   const port = await freePort();
   const inspectorPort = await freePort();
   const url = `http://127.0.0.1:${port}/graphql`;
-  const env = { PORT: String(port), SUPERGRAPH_PATH: supergraphPath, REDIS_URL: redisUrl, SHUTDOWN_DELAY: '0', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...EXTRA_ENV };
+  // Development runs without Redis, as npm start does unless REDIS_URL is set (the in-memory fallback).
+  const env = { PORT: String(port), SUPERGRAPH_PATH: supergraphPath, ...(mode === 'production' ? { REDIS_URL: redisUrl } : {}), SHUTDOWN_DELAY: '0', JWT_SECRET: SECRET, SUBGRAPH_SIGNING_SECRET: SIGNING_SECRET, ...EXTRA_ENV };
   log(`${mode}: starting the gateway${Object.keys(EXTRA_ENV).length ? ` with ${options.env.join(' ')}` : ''}`);
   const gateway: ChildProcess =
     mode === 'production'
@@ -187,7 +203,8 @@ async function runMode(mode: 'development' | 'production', redisUrl: string, sup
     for (let k = 1; k <= APQ_FLOODS; k++) {
       const statuses = await apqRegistrations(url, APQ, CONCURRENCY, `f${k}_`);
       await idle();
-      await read(`APQ flood ${k} (${APQ}), idle ${IDLE_S} s`, [...statuses].map(([status, n]) => `${n} x ${status}`).join(', '));
+      const stored = mode === 'production' ? `; ${await apqKeys(redisUrl)} registrations in Redis` : '';
+      await read(`APQ flood ${k} (${APQ}), idle ${IDLE_S} s`, `${[...statuses].map(([status, n]) => `${n} x ${status}`).join(', ')}${stored}`);
     }
     const settled = await inspector.settledHeap();
     log(`  after two forced full collections: heap ${(settled.heapUsed / MB).toFixed(0)} MB, RSS ${(settled.rss / MB).toFixed(0)} MB`);
