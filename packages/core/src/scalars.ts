@@ -6,6 +6,8 @@ import { DateTimeResolver, JSONResolver, URLResolver } from 'graphql-scalars';
 const dateTimeScalar = new GraphQLScalarType<Date, string>({
   ...DateTimeResolver.toConfig(),
   serialize(value) {
+    // A valid Date, what every stored timestamp is, as graphql-scalars would pass it on: formatted at once.
+    if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
     const parsed = DateTimeResolver.serialize(value);
     const date = parsed instanceof Date ? parsed : new Date(String(parsed));
     return date.toISOString();

@@ -340,7 +340,12 @@ export async function createSubgraphService<TContext extends BaseContext>(
       return sendJson(res, 403, { errors: [{ message, extensions }] });
     }
     const headers = new HeaderMap();
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    if (signingSecret) {
+      // A signed POST: of its headers, Apollo Server reads only these two (the CSRF check, which reads others, is off).
+      for (const name of ['accept', 'content-type'] as const) if (req.headers[name] !== undefined) headers.set(name, req.headers[name]);
+    } else {
+      for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
     const accept = headers.get('accept');
     if (req.method === 'POST' && accept) headers.set('accept', negotiatedAccept(accept));
     const response = await apollo.executeHTTPGraphQLRequest({
