@@ -5,9 +5,10 @@ import { SCENARIOS } from './scenarios.js';
 
 /**
  * The scenarios a plain `npm run bench` runs: the identical-request ones, to compare with earlier runs, and (d) and (g),
- * whose requests differ from one to the next, the headline. (e) and (f) on demand: the default run stays near 5 minutes.
+ * whose requests differ from one to the next, the headline, and (h) to (j) over the whole data set, at scale 1 and at
+ * --scale. (e) and (f) on demand.
  */
-export const DEFAULT_SCENARIOS = ['a', 'b', 'c', 'd', 'g'];
+export const DEFAULT_SCENARIOS = ['a', 'b', 'c', 'd', 'g', 'h', 'i', 'j'];
 
 /** Where the chart goes unless --chart says otherwise: git-ignored, so a run never rewrites the committed bench/results.svg. */
 export const DEFAULT_CHART = fileURLToPath(new URL('./out/results.svg', import.meta.url));
@@ -18,6 +19,7 @@ export const GATEWAYS_OPTIONS = {
   warmup: { type: 'string', default: '2' },
   connections: { type: 'string', default: '32' },
   scenarios: { type: 'string', default: DEFAULT_SCENARIOS.join(',') },
+  scale: { type: 'string', default: '1000' },
   gateways: { type: 'string', default: 'ours,hive runtime,hive runtime + rust planner,@apollo/gateway,grafbase' },
   profile: { type: 'string' },
   heap: { type: 'string' },
@@ -47,7 +49,10 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --connections 32    autocannon's concurrent connections
   --scenarios <ids>   which scenarios to run, comma-separated (bench/scenarios.ts); default ${GATEWAYS_OPTIONS.scenarios.default}
                       of ${SCENARIOS.map((scenario) => scenario.id).join(',')}: a-c send one identical request, d-g draw each request's arguments
-                      from the seed (g mixes query shapes and writes)
+                      from the seed (g mixes query shapes and writes), h-j draw keys from the whole data set
+  --scale 1000        the SEED_SCALE the size scenarios (h, i, j) run at too, after every scenario has run at scale 1:
+                      every subgraph and gateway is started anew on a data set that size (1000: 100,000 users,
+                      200,000 products, 1,000,000 orders; about a minute to seed); 1 runs them at scale 1 only
   --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default
                       ${GATEWAYS_OPTIONS.gateways.default}; the others run on
                       the packages as published, and "hive runtime + rust planner on our patches" (only when named)

@@ -19,8 +19,8 @@ import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
 import { SECRET, UNSIGNED_SUBGRAPH_ENV, builtEntry, imageEnv, machineLine, prepareRun, start, startSeededSubgraphs, startSubgraphProcesses, stopAll, type SeededSubgraphs, type SubgraphProcesses } from './processes.js';
 import { startFlags } from '../scripts/deployment-files.js';
 import { renderChart, renderTable, type Measurement } from './report.js';
-import { SCENARIOS, isVaried, type IdenticalScenario, type VariedScenario } from './scenarios.js';
-import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type OrdersRead, type Outcome, type Write } from './workloads.js';
+import { isVaried, type IdenticalScenario, type Scenario, type VariedScenario } from './scenarios.js';
+import { OrderWrites, checkResponse, drawer, expectationOf, seededRandom, writeBody, type Draw, type Expectation, type GraphQLResponse, type OrdersRead, type Outcome, type Write } from './workloads.js';
 import { unpatchedServers } from './unpatched.js';
 import { grafbaseBinary, startGrafbase } from './grafbase.js';
 import { GATEWAYS_HELP, GATEWAYS_OPTIONS, selectScenarios } from './gateways-options.js';
@@ -40,6 +40,8 @@ const STILL_WARMING = 0.95;
 const MAX_WARMUP_PASSES = 10;
 const CONNECTIONS = Number(options.connections);
 const scenarios = selectScenarios(options.scenarios);
+const SCALE = Number(options.scale);
+if (!Number.isInteger(SCALE) || SCALE < 1) throw new Error(`--scale: a whole number from 1, not ${options.scale}`);
 
 interface Gateway {
   name: string;
@@ -74,6 +76,9 @@ const subgraphProfiling = (set: string) => (name: string) => (options.profile ? 
 const SUBGRAPH_WORKSPACES = ['services/users', 'services/orders', 'services/catalog'];
 /** The supergraph files of the sets of subgraphs started besides ours (--own-subgraphs), removed at the end. */
 const supergraphs: string[] = [];
+
+/** The environment every set of subgraphs starts with: SEED_SCALE for the size scenarios' run at --scale. */
+let seedEnv: Record<string, string> = {};
 
 /** What a reader of the table must know about how a gateway ran, a line each: printed as it starts and below the table. */
 const notes: string[] = [];
@@ -136,7 +141,7 @@ async function startGateways(subgraphs: SeededSubgraphs, redisUrl: string): Prom
       if (!existsSync(resolve(dir, builtEntry(workspace)))) throw new Error(`--own-subgraphs: no ${resolve(dir, builtEntry(workspace))}; run npm run build in ${dir} first`);
     }
     process.stdout.write(`  ${name}'s own subgraphs\n`);
-    const own = await startSeededSubgraphs(redisUrl, { entry: (workspace) => resolve(dir, builtEntry(workspace)), execArgv: subgraphProfiling(`${name}-subgraphs`) });
+    const own = await startSeededSubgraphs(redisUrl, { env: seedEnv, entry: (workspace) => resolve(dir, builtEntry(workspace)), execArgv: subgraphProfiling(`${name}-subgraphs`) });
     supergraphs.push(own.supergraphPath);
     await add(name, entry, () => [], { ...imageEnv(), ...oursEnv, SUPERGRAPH_PATH: own.supergraphPath }, [...startFlags('gateway'), ...profile], false, own);
   }
@@ -167,9 +172,9 @@ async function grafbase(binary: { path: string; version: string }, redisUrl: str
   const note =
     `${GRAFBASE} (Grafbase CLI ${binary.version}, \`grafbase dev\`) calls a second set of the seeded subgraphs, which serve unsigned calls ` +
     '(NODE_ENV=development, no SUBGRAPH_SIGNING_SECRET): it cannot sign them as the others do, so neither it nor its subgraphs pay for signatures';
-  notes.push(note);
+  if (!notes.includes(note)) notes.push(note);
   process.stdout.write(`  ${note}\n`);
-  const subgraphs = await startSubgraphProcesses(redisUrl, { env: UNSIGNED_SUBGRAPH_ENV });
+  const subgraphs = await startSubgraphProcesses(redisUrl, { env: { ...UNSIGNED_SUBGRAPH_ENV, ...seedEnv } });
   const port = await freePort();
   const child = await startGrafbase(binary.path, subgraphs.urls, port);
   const url = `http://127.0.0.1:${port}/graphql`;
@@ -244,9 +249,15 @@ async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T
 
 /**
  * Each gateway's answer (in the order of the gateways) to a read already asked in this run, by viewer and body: (g)
- * asks again what (d) to (f) asked, and nothing writes before (g), the last scenario, runs.
+ * asks again what (d) to (f) asked. Forgotten after a scenario that writes ((g), (j)) and when the data set changes.
  */
 const answered = new Map<string, string[]>();
+
+/**
+ * A population shape's answers under load, by scenario, shape and key: the first answer any gateway gave to a key no
+ * gateway was asked before timing, as canonical JSON (or its stable part), which every other gateway's must equal.
+ */
+const firstAnswers = new Map<string, string>();
 
 /** The seed of every load run's draws: each gateway is sent the same sequence of variants (interleaved by its pace). */
 const DRAW_SEED = 30;
@@ -259,7 +270,9 @@ const DRAW_SEED = 30;
 async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], viewers: Viewers): Promise<Prepared> {
   const { shapes, writes } = scenario.workload;
   const bodies = shapes.map((shape) => shape.variants.map((variables) => JSON.stringify({ query: shape.query, variables })));
-  const expectations = new Map(gateways.map((gateway) => [gateway.name, shapes.map((shape) => new Array<Expectation>(shape.variants.length))]));
+  // By variant, or for a population shape by key (its variants are the keys population.sample names).
+  const expectations = new Map(gateways.map((gateway) => [gateway.name, shapes.map(() => new Map<number, Expectation>())]));
+  const keyOf = (s: number, v: number) => shapes[s]!.population?.sample[v] ?? v;
   const sizes = shapes.map(() => 0);
   const checking = performance.now();
   const variants = shapes.flatMap((shape, s) => shape.variants.map((_, v) => [s, v] as const));
@@ -273,15 +286,34 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
     const reference = canonicalJson(answers[0]!);
     answers.forEach((text, g) => {
       if (canonicalJson(text) !== reference) throw new Error(`${gateways[g]!.name} answers ${what} differently from ${gateways[0]!.name}`);
-      expectations.get(gateways[g]!.name)![s]![v] = expectationOf(shape, text);
+      expectations.get(gateways[g]!.name)![s]!.set(keyOf(s, v), expectationOf(shape, text));
     });
     sizes[s]! += Buffer.byteLength(reference) / shape.variants.length;
   });
   const weight = shapes.reduce((sum, shape) => sum + shape.weight, 0);
   const responseKb = shapes.reduce((sum, shape, s) => sum + (sizes[s]! * shape.weight) / weight, 0) / 1024;
   if (writes) await checkWrites(scenario, gateways, viewers, writes);
-  const counts = shapes.map((shape) => `${shape.variants.length} ${shape.name}`).join(', ');
+  const counts = shapes.map((shape) => (shape.population ? `${shape.name} (${shape.population.describe}, ${shape.variants.length} checked)` : `${shape.variants.length} ${shape.name}`)).join(', ');
   console.log(`\n(${scenario.id}) ${scenario.name}: ${counts}${writes ? ', writes' : ''}; mean response ${responseKb.toFixed(1)} KB, identical from all ${gateways.length} gateways (checked in ${((performance.now() - checking) / 1000).toFixed(1)} s)`);
+
+  /** A population key's first answer from this gateway: kept as its expectation, held to any other gateway's. */
+  const firstAnswer = (id: string, s: number, key: number, body: string, expected: Map<number, Expectation>): Outcome => {
+    let response: GraphQLResponse;
+    try {
+      response = JSON.parse(body) as GraphQLResponse;
+    } catch {
+      return 'differs';
+    }
+    if (response.errors) return 'errors';
+    if (!response.data) return 'differs';
+    const shape = shapes[s]!;
+    expected.set(key, expectationOf(shape, body));
+    const seen = shape.stable ? JSON.stringify(shape.stable(response)) : canonicalJson(body);
+    const reference = `${id} ${s} ${key}`;
+    const first = firstAnswers.get(reference);
+    if (first === undefined) firstAnswers.set(reference, seen);
+    return first === undefined || first === seen ? 'same' : 'differs';
+  };
 
   return {
     responseKb,
@@ -312,11 +344,13 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
               sent.sentAt = performance.now();
               if (draw.kind === 'read') {
                 // What a read of a user's orders must show of the writes answered before it is sent.
-                const { ordersOf, variants } = shapes[draw.shape]!;
-                sent.shows = ordersOf && ordersWritten?.expectedOrders(ordersOf.user(variants[draw.variant]!));
+                const { ordersOf, variants, population, query } = shapes[draw.shape]!;
+                const variables = population ? population.variables(draw.variant) : variants[draw.variant]!;
+                sent.shows = ordersOf && ordersWritten?.expectedOrders(ordersOf.user(variables));
+                const body = population ? JSON.stringify({ query, variables }) : bodies[draw.shape]![draw.variant]!;
+                // Copies: autocannon writes Content-Length into the headers it is given.
+                return { ...request, headers: { ...viewers[shapes[draw.shape]!.viewer] }, body };
               }
-              // Copies: autocannon writes Content-Length into the headers it is given.
-              if (draw.kind === 'read') return { ...request, headers: { ...viewers[shapes[draw.shape]!.viewer] }, body: bodies[draw.shape]![draw.variant]! };
               return { ...request, headers: { ...viewers.users.get(draw.write.user)! }, body: writeBody(draw.write) };
             },
             onResponse: (status, body, context) => {
@@ -332,7 +366,8 @@ async function prepareVaried(scenario: VariedScenario, gateways: Gateway[], view
                 tally.writes++;
                 return count(ordersWritten!.settle(draw.write, body));
               }
-              const outcome = checkResponse(expected[draw.shape]![draw.variant]!, body);
+              const known = expected[draw.shape]!.get(draw.variant);
+              const outcome = known ? checkResponse(known, body) : firstAnswer(scenario.id, draw.shape, draw.variant, body, expected[draw.shape]!);
               const ordersOf = shapes[draw.shape]!.ordersOf;
               const read = outcome === 'same' && shows && ordersOf ? ordersWritten!.check(shows, body, ordersOf.limit) : outcome;
               // The first few stale reads of a run are printed in full: a count alone does not say where to look.
@@ -379,18 +414,19 @@ async function main() {
   console.log(`gateways benchmark: ${scenarios.map((s) => s.id).join(', ')}; ${ROUNDS} rounds x ${DURATION} s, ${CONNECTIONS} connections, node ${process.version}`);
   console.log(machineLine());
   const redis = await prepareRun();
-  const subgraphs = await startSeededSubgraphs(redis.url, { execArgv: subgraphProfiling('subgraphs') });
+  let subgraphs = await startSeededSubgraphs(redis.url, { env: seedEnv, execArgv: subgraphProfiling('subgraphs') });
   console.log('starting gateways');
-  const gateways = await startGateways(subgraphs, redis.url);
+  let gateways = await startGateways(subgraphs, redis.url);
   const authorization = `Bearer ${await token('ADMIN', 'user-0000', { secret: SECRET })}`;
   const headers = { 'content-type': 'application/json', authorization };
   // The varied scenarios' viewers: the administrator, nobody, and each seeded user for (g)'s writes.
-  const users = new Set(SCENARIOS.flatMap((scenario) => (isVaried(scenario) ? (scenario.workload.writes?.users ?? []) : [])));
-  const viewers: Viewers = {
-    ADMIN: headers,
-    ANONYMOUS: { 'content-type': 'application/json' },
-    users: new Map(await Promise.all([...users].map(async (user) => [user, { 'content-type': 'application/json', authorization: `Bearer ${await token('USER', user, { secret: SECRET })}` }] as const))),
+  const viewers: Viewers = { ADMIN: headers, ANONYMOUS: { 'content-type': 'application/json' }, users: new Map() };
+  const signInWriters = async (workloads: VariedScenario['workload'][]) => {
+    for (const user of new Set(workloads.flatMap((workload) => workload.writes?.users ?? []))) {
+      if (!viewers.users.has(user)) viewers.users.set(user, { 'content-type': 'application/json', authorization: `Bearer ${await token('USER', user, { secret: SECRET })}` });
+    }
   };
+  await signInWriters(scenarios.filter(isVaried).map((scenario) => scenario.workload));
   // Of the subgraphs a gateway calls.
   const storeCalls = async (gateway: Gateway) => {
     let sum = 0;
@@ -399,9 +435,22 @@ async function main() {
   };
   const subgraphCpuMs = (gateway: Gateway) => Object.values(gateway.subgraphs.processes).reduce((sum, child) => sum + processCpuMs(child.pid!), 0);
 
+  // Ours' caches: lookups by result, summed over its entity cache's subgraphs and types.
+  const cacheLookups = async (gateway: Gateway) => {
+    const metrics = gateway.url.replace('/graphql', '/metrics');
+    const read = (name: string, result: string) => readCounter(metrics, name, { result });
+    const [entityHits, entityMisses, responseHits, responseOthers] = await Promise.all([
+      read('gateway_entity_cache_lookups_total', 'hit'),
+      read('gateway_entity_cache_lookups_total', 'miss'),
+      read('gateway_response_cache_lookups_total', 'hit'),
+      readCounter(metrics, 'gateway_response_cache_lookups_total'),
+    ]);
+    return { entityHits, entityLookups: entityHits + entityMisses, responseHits, responseLookups: responseOthers };
+  };
+
   const measurements: Measurement[] = [];
-  try {
-    for (const scenario of scenarios) {
+  const measure = async (scenario: Scenario) => {
+    {
       const { responseKb, load } = isVaried(scenario) ? await prepareVaried(scenario, gateways, viewers) : await prepareIdentical(scenario, gateways, headers);
 
       // Warmed by requests as well as seconds: after 2 s of (d) (about 100 requests at its rate) the first gateway's
@@ -423,11 +472,12 @@ async function main() {
         console.log(`  warm-up ${gateway.name.padEnd(28)} ${costs.length} x ${WARMUP} s, cpu ${costs.map((cost) => cost.toFixed(2)).join(' -> ')} ms/req`);
       }
 
-      const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[], rounds: [] as Measurement['rounds'] }]));
+      const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[], rounds: [] as Measurement['rounds'], hits: { entityHits: 0, entityLookups: 0, responseHits: 0, responseLookups: 0 } }]));
       for (let round = 0; round < ROUNDS; round++) {
         for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
           const total = totals.get(gateway.name)!;
-          const [cpu0, subgraphCpu0, store0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(gateway), await storeCalls(gateway)];
+          const ours = gateway.name === 'ours';
+          const [cpu0, subgraphCpu0, store0, lookups0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(gateway), await storeCalls(gateway), ours ? await cacheLookups(gateway) : undefined];
           const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
           const { result, mismatches, graphqlErrors, writes, staleReads, stale } = await load(gateway, DURATION);
           clearInterval(sampler);
@@ -446,9 +496,15 @@ async function main() {
           total.storeCalls += (await storeCalls(gateway)) - store0;
           total.p50.push(result.latency.p50);
           total.p99.push(result.latency.p99);
+          let hitLine = '';
+          if (lookups0) {
+            const lookups = await cacheLookups(gateway);
+            for (const key of Object.keys(lookups) as (keyof typeof lookups)[]) total.hits[key] += lookups[key] - lookups0[key];
+            hitLine = `  cache hits ${(lookups.entityHits - lookups0.entityHits).toFixed(0)}/${(lookups.entityLookups - lookups0.entityLookups).toFixed(0)} entity, ${(lookups.responseHits - lookups0.responseHits).toFixed(0)}/${(lookups.responseLookups - lookups0.responseLookups).toFixed(0)} response`;
+          }
           console.log(
             `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
-              `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  subgraphs ${(subgraphCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}`,
+              `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  subgraphs ${(subgraphCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}${hitLine}`,
           );
           for (const read of stale ?? []) console.log(`    stale read: ${read}`);
         }
@@ -468,11 +524,40 @@ async function main() {
           subgraphCpuMs: total.subgraphCpu / total.requests,
           peakRssMb: total.peakRss,
           storeCalls: total.storeCalls / total.requests,
+          cacheHits: gateway.name === 'ours' ? { entity: total.hits.entityHits / total.hits.entityLookups, response: total.hits.responseHits / total.hits.responseLookups } : undefined,
           errors: total.errors,
           mismatches: total.mismatches,
           responseKb,
         });
       }
+    }
+  };
+  const measureAll = async (list: Scenario[]) => {
+    for (const scenario of list) {
+      await measure(scenario);
+      if (isVaried(scenario) && scenario.workload.writes) answered.clear();
+    }
+  };
+  try {
+    await measureAll(scenarios);
+    // The size scenarios once more, on a data set seeded at --scale: every process started anew, Redis emptied.
+    const sized = scenarios.filter(isVaried).filter((scenario) => scenario.atScale);
+    if (SCALE > 1 && sized.length > 0) {
+      console.log(`\nthe size scenarios at SEED_SCALE=${SCALE}: every process started anew`);
+      await stopAll();
+      rmSync(subgraphs.supergraphPath, { force: true });
+      // Emptied: it keeps nothing on disk.
+      await redis.stop();
+      await redis.start();
+      seedEnv = { SEED_SCALE: String(SCALE) };
+      answered.clear();
+      const started = performance.now();
+      subgraphs = await startSeededSubgraphs(redis.url, { env: seedEnv, execArgv: subgraphProfiling(`subgraphs-${SCALE}`) });
+      console.log(`  subgraphs seeded and ready in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      gateways = await startGateways(subgraphs, redis.url);
+      const large = sized.map((scenario) => ({ ...scenario, id: `${scenario.id}@${SCALE}`, name: `${scenario.name}, SEED_SCALE=${SCALE}`, workload: scenario.atScale!(SCALE) }));
+      await signInWriters(large.map((scenario) => scenario.workload));
+      await measureAll(large);
     }
     if (options.heap) {
       const [ours, bare] = ['ours', 'hive runtime + rust planner'].map((name) => gateways.find((gateway) => gateway.name === name));

@@ -13,6 +13,8 @@ export interface Measurement {
   subgraphCpuMs: number;
   peakRssMb: number;
   storeCalls: number;
+  /** Ours only: the share of its entity cache's and its response cache's lookups that hit, over the rounds. */
+  cacheHits?: { entity: number; response: number } | undefined;
   errors: number;
   mismatches: number;
   responseKb: number;
@@ -42,14 +44,17 @@ function ratio(ours: Measurement, other: Measurement, of: (m: Measurement | Meas
   return `${whole} (${fixed(Math.min(...byRound), 2)}-${fixed(Math.max(...byRound), 2)})`;
 }
 
+const percent = (share: number) => (Number.isNaN(share) ? '-' : `${fixed(share * 100, 0)} %`);
+const hits = (shares: Measurement['cacheHits']) => (shares ? `${percent(shares.entity)} / ${percent(shares.response)}` : '');
+
 export function renderTable(measurements: Measurement[], run: RunInfo): string {
   const lines = [
     `${run.date}, ${run.machine}; ${run.rounds} alternating rounds x ${run.duration} s per gateway, ${run.connections} connections. ` +
       'A ratio is over the whole run, with its range round by round in brackets.',
     ...(run.notes ?? []).map((note) => `- ${note}.`),
     '',
-    '| scenario | gateway | req/s | p50 ms | p99 ms | gateway CPU ms/req | subgraph CPU ms/req | peak RSS MB | store calls/req | errors | differing bodies | ours/this req/s | ours/this CPU |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | gateway | req/s | p50 ms | p99 ms | gateway CPU ms/req | subgraph CPU ms/req | peak RSS MB | store calls/req | cache hits: entity / response | errors | differing bodies | ours/this req/s | ours/this CPU |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const scenario of [...new Set(measurements.map((m) => m.scenario))]) {
     const rows = measurements.filter((m) => m.scenario === scenario);
@@ -58,7 +63,7 @@ export function renderTable(measurements: Measurement[], run: RunInfo): string {
       const label = index === 0 ? `(${m.scenario}) ${m.scenarioName}, ${fixed(m.responseKb, 1)} KB` : '';
       const ratios = ours && m.gateway !== OURS ? [ratio(ours, m, (x) => x.rps), ratio(ours, m, (x) => x.gatewayCpuMs)] : ['', ''];
       lines.push(
-        `| ${label} | ${m.gateway} | ${fixed(m.rps, 0)} | ${m.p50} | ${m.p99} | ${fixed(m.gatewayCpuMs, 2)} | ${fixed(m.subgraphCpuMs, 2)} | ${fixed(m.peakRssMb, 0)} | ${fixed(m.storeCalls, 1)} | ${m.errors} | ${m.mismatches} | ${ratios.join(' | ')} |`,
+        `| ${label} | ${m.gateway} | ${fixed(m.rps, 0)} | ${m.p50} | ${m.p99} | ${fixed(m.gatewayCpuMs, 2)} | ${fixed(m.subgraphCpuMs, 2)} | ${fixed(m.peakRssMb, 0)} | ${fixed(m.storeCalls, 1)} | ${hits(m.cacheHits)} | ${m.errors} | ${m.mismatches} | ${ratios.join(' | ')} |`,
       );
     });
   }

@@ -1,9 +1,9 @@
 // The benchmark's scenarios. (a) to (c) send one identical request from every connection, which flatters a gateway
 // that shares identical subgraph calls in flight; (d) to (g) draw each request's arguments at random from the seed
 // (bench/workloads.ts), and (g) mixes shapes and writes. Every gateway answers each of them identically.
-import { toGlobalId } from '@ordergraph/core';
-import { seedData } from '@ordergraph/seed';
-import { sample, seededRandom, type GraphQLResponse, type Workload } from './workloads.js';
+import { fromGlobalId, toGlobalId } from '@ordergraph/core';
+import { orderLocalId, productLocalId, seedCounts, seedData, userLocalId } from '@ordergraph/seed';
+import { sample, seededRandom, uniformDraw, zipfDraw, type GraphQLResponse, type Population, type Workload } from './workloads.js';
 
 interface ScenarioBase {
   id: string;
@@ -19,6 +19,8 @@ export interface IdenticalScenario extends ScenarioBase {
 /** Requests drawn one by one from a workload. */
 export interface VariedScenario extends ScenarioBase {
   workload: Workload;
+  /** The same workload over the data set seeded at a larger SEED_SCALE: the scenario runs at that size too (--scale). */
+  atScale?: (scale: number) => Workload;
 }
 
 export type Scenario = IdenticalScenario | VariedScenario;
@@ -73,6 +75,59 @@ function userWithOrdersStable(response: GraphQLResponse): unknown {
         order.items.every((item) => typeof item.product?.name === 'string'),
     );
   return { name: user.name, email: user.email, ordersWellFormed: wellFormed };
+}
+
+/** Zipf's exponent for the size scenarios: a few keys hot, a long tail, as web traffic is commonly modelled. */
+const ZIPF_S = 1.1;
+/** Keys of each shape every gateway answers before timing, drawn as the load draws them. */
+const CHECKED_KEYS = 20;
+/** Seeded users who write in (j), and products their orders draw from: tokens are minted for each writer. */
+const WRITERS = 200;
+const WRITTEN_PRODUCTS = 1000;
+
+/** Every key of one kind, drawn by Zipf or uniformly, with a few of them for the check before timing. */
+function population(size: number, variables: (index: number) => Record<string, unknown>, how: 'zipf' | 'uniform', seed: number): { population: Population; variants: Record<string, unknown>[] } {
+  const draw = how === 'zipf' ? zipfDraw(size, ZIPF_S, seed) : uniformDraw(size);
+  const describe = `${how === 'zipf' ? `Zipf (s = ${ZIPF_S})` : 'uniformly'} over ${size.toLocaleString('en')}`;
+  const random = seededRandom(seed);
+  const checked = [...new Set(Array.from({ length: CHECKED_KEYS }, () => draw(random)))];
+  return { population: { size, variables, draw, describe, sample: checked }, variants: checked.map(variables) };
+}
+
+function sizedWorkload(scale: number, how: 'zipf' | 'uniform', withWrites: boolean): Workload {
+  const counts = seedCounts(scale);
+  // Users from 1: the administrator (user 0) has no orders.
+  const userId = (index: number) => ({ id: toGlobalId('User', userLocalId(index + 1)) });
+  const users = population(counts.users - 1, userId, how, 11);
+  const products = population(counts.products, (index) => ({ id: toGlobalId('Product', productLocalId(index)) }), how, 12);
+  const orders = population(counts.orders, (index) => ({ id: toGlobalId('Order', orderLocalId(index)) }), how, 13);
+  const writers = seededRandom(14);
+  const localOf = (variables: Record<string, unknown>) => fromGlobalId(variables['id'] as string)!.localId;
+  return {
+    shapes: [
+      { name: 'product by id', weight: 50, query: PRODUCT_QUERY, viewer: 'ANONYMOUS', ...products },
+      {
+        name: 'user with orders',
+        weight: 25,
+        query: ORDERS_QUERY,
+        viewer: 'ADMIN',
+        ...users,
+        ...(withWrites ? { stable: userWithOrdersStable, ordersOf: { user: localOf, limit: ORDERS_LIMIT } } : {}),
+      },
+      // Seeded orders: the writes change only orders placed during the run.
+      { name: 'order by id', weight: 20, query: ORDER_QUERY, viewer: 'ADMIN', ...orders },
+    ],
+    ...(withWrites
+      ? {
+          writes: {
+            weight: 5,
+            // Distinct: an order names a product once.
+            users: [...new Set(Array.from({ length: WRITERS }, () => userLocalId(1 + users.population.draw(writers))))],
+            products: [...new Set(Array.from({ length: WRITTEN_PRODUCTS }, () => toGlobalId('Product', productLocalId(products.population.draw(writers)))))],
+          },
+        }
+      : {}),
+  };
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -131,5 +186,26 @@ query Wide {
       ],
       writes: { weight: 5, users: USERS, products: productIds },
     },
+  },
+  // The same three shapes over every key of the data set, at scale 1 and again at --scale (1,000 by default: 100,000
+  // users, 200,000 products, 1,000,000 orders), so that each gateway's figures at size sit beside its own at scale 1.
+  {
+    id: 'h',
+    name: 'at size: products, users with orders and orders, keys drawn by Zipf (s = 1.1) over the whole data set',
+    workload: sizedWorkload(1, 'zipf', false),
+    atScale: (scale) => sizedWorkload(scale, 'zipf', false),
+  },
+  {
+    id: 'i',
+    name: 'at size: as (h), keys drawn uniformly',
+    workload: sizedWorkload(1, 'uniform', false),
+    atScale: (scale) => sizedWorkload(scale, 'uniform', false),
+  },
+  {
+    // Last: its writes place and cancel orders.
+    id: 'j',
+    name: 'at size: as (h), with 5 % writes',
+    workload: sizedWorkload(1, 'zipf', true),
+    atScale: (scale) => sizedWorkload(scale, 'zipf', true),
   },
 ];

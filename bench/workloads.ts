@@ -2,7 +2,8 @@
 // its response is checked against that variant's own answer. Pure (no I/O), so that a test can hold it to both.
 
 // Every gateway is sent the same sequence of draws: the seed's own PRNG.
-export { seededRandom } from '@ordergraph/seed';
+import { seededRandom } from '@ordergraph/seed';
+export { seededRandom };
 
 /** `count` of `list`'s items (all of them if it holds no more), chosen by `random`, in the list's order. */
 export function sample<T>(list: readonly T[], count: number, random: () => number): T[] {
@@ -48,6 +49,55 @@ export interface Shape {
    * user's writes is in flight must show every write of theirs already answered (read-your-writes, OrderWrites).
    */
   ordersOf?: { user: (variables: Record<string, unknown>) => string; limit: number };
+  /**
+   * Keys drawn from a whole data set instead of `variants`, which then hold a few of them for the check before timing.
+   * A draw's `variant` is then the key's index in the data set.
+   */
+  population?: Population;
+}
+
+/** Every key of one kind in the seeded data set (all users, all products), and how a request picks one. */
+export interface Population {
+  size: number;
+  /** The variables of the request for the key at `index`. */
+  variables(index: number): Record<string, unknown>;
+  draw(random: () => number): number;
+  /** How keys are drawn, for the output: `Zipf (s = 1.1) over 100,000`. */
+  describe: string;
+  /** The keys of the shape's `variants`, in their order. */
+  sample: number[];
+}
+
+/** Keys drawn uniformly. */
+export const uniformDraw = (size: number) => (random: () => number) => Math.floor(random() * size);
+
+/**
+ * Keys drawn from a Zipf distribution of exponent `s`: the key of rank k is drawn in proportion to 1 / k^s. Ranks are
+ * given to keys by a fixed shuffle (`seed`), so that the hottest keys are spread over the data set rather than being
+ * its first records (the seed's earliest users and products are special: the administrator, the first user's orders).
+ */
+export function zipfDraw(size: number, s: number, seed: number): (random: () => number) => number {
+  const cumulative = new Float64Array(size);
+  let sum = 0;
+  for (let rank = 0; rank < size; rank++) cumulative[rank] = sum += 1 / (rank + 1) ** s;
+  const keyOfRank = new Uint32Array(size);
+  for (let i = 0; i < size; i++) keyOfRank[i] = i;
+  const shuffle = seededRandom(seed);
+  for (let i = size - 1; i > 0; i--) {
+    const j = Math.floor(shuffle() * (i + 1));
+    [keyOfRank[i], keyOfRank[j]] = [keyOfRank[j]!, keyOfRank[i]!];
+  }
+  return (random) => {
+    const point = random() * sum;
+    let low = 0;
+    let high = size - 1;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (cumulative[middle]! < point) low = middle + 1;
+      else high = middle;
+    }
+    return keyOfRank[low]!;
+  };
 }
 
 /** Orders placed, changed and cancelled by the seeded users while the reads run. */
@@ -225,7 +275,7 @@ const lines = (items: WrittenOrder['items']) =>
 
 const pick = <T>(list: readonly T[], random: () => number): T => list[Math.floor(random() * list.length)]!;
 
-/** Draws a workload's requests: a shape (or the writes) by weight, then one of its variants uniformly. */
+/** Draws a workload's requests: a shape (or the writes) by weight, then one of its variants uniformly, or a key of its population. */
 export function drawer(workload: Workload, random: () => number, writes?: OrderWrites): () => Draw {
   const weights = [...workload.shapes.map((shape) => shape.weight), workload.writes && writes ? workload.writes.weight : 0];
   const total = weights.reduce((sum, weight) => sum + weight, 0);
@@ -234,7 +284,8 @@ export function drawer(workload: Workload, random: () => number, writes?: OrderW
     let index = 0;
     while (index < weights.length - 1 && point >= weights[index]!) point -= weights[index++]!;
     if (index === workload.shapes.length) return { kind: 'write', write: writes!.next(random) };
-    return { kind: 'read', shape: index, variant: Math.floor(random() * workload.shapes[index]!.variants.length) };
+    const shape = workload.shapes[index]!;
+    return { kind: 'read', shape: index, variant: shape.population ? shape.population.draw(random) : Math.floor(random() * shape.variants.length) };
   };
 }
 

@@ -3,11 +3,58 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SCENARIOS, selectScenarios } from '../bench/gateways-options.js';
 import { SCENARIOS, isVaried, type VariedScenario } from '../bench/scenarios.js';
-import { OrderWrites, checkResponse, drawer, expectationOf, sample, seededRandom, writeBody, type Draw, type Shape, type Write } from '../bench/workloads.js';
+import { OrderWrites, checkResponse, drawer, expectationOf, sample, seededRandom, uniformDraw, writeBody, zipfDraw, type Draw, type Shape, type Write } from '../bench/workloads.js';
 
 const scenario = (id: string) => SCENARIOS.find((s) => s.id === id) as VariedScenario;
 const bodyOf = (workload: VariedScenario['workload'], draw: Draw) =>
   draw.kind === 'read' ? JSON.stringify({ query: workload.shapes[draw.shape]!.query, variables: workload.shapes[draw.shape]!.variants[draw.variant] }) : writeBody(draw.write);
+
+describe('drawing keys from the whole data set', () => {
+  const counts = (draw: (random: () => number) => number, n: number) => {
+    const random = seededRandom(7);
+    const seen = new Map<number, number>();
+    for (let i = 0; i < n; i++) {
+      const key = draw(random);
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+    }
+    return [...seen.entries()].sort((a, b) => b[1] - a[1]);
+  };
+
+  it('by Zipf: the key of rank k drawn in proportion to 1 / k^s, the hot keys spread over the data set', () => {
+    const size = 10_000;
+    const drawn = counts(zipfDraw(size, 1.1, 3), 200_000);
+    let harmonic = 0;
+    for (let k = 1; k <= size; k++) harmonic += 1 / k ** 1.1;
+    // Ranks 1 and 2 hold 1/H and 2^-1.1/H of the draws.
+    expect(drawn[0]![1] / 200_000).toBeCloseTo(1 / harmonic, 2);
+    expect(drawn[1]![1] / 200_000).toBeCloseTo(2 ** -1.1 / harmonic, 2);
+    expect(drawn.every(([key]) => key >= 0 && key < size && Number.isInteger(key))).toBe(true);
+    // Not the first keys: the seed's first records are special.
+    expect(drawn.slice(0, 10).some(([key]) => key >= 100)).toBe(true);
+    // The same keys for the same seeds.
+    expect(counts(zipfDraw(size, 1.1, 3), 1000)).toEqual(counts(zipfDraw(size, 1.1, 3), 1000));
+  });
+
+  it('uniformly: every key about as often', () => {
+    const drawn = counts(uniformDraw(100), 100_000);
+    expect(drawn).toHaveLength(100);
+    expect(drawn[0]![1] / drawn.at(-1)![1]).toBeLessThan(1.3);
+  });
+
+  it.each(['h', 'i', 'j'])('(%s) draws from every user, product and order of the data set, and scales with SEED_SCALE', (id) => {
+    const { workload, atScale } = scenario(id);
+    const large = atScale!(10);
+    expect(workload.shapes.map((shape) => shape.population!.size)).toEqual([200, 99, 1000]);
+    expect(large.shapes.map((shape) => shape.population!.size)).toEqual([2000, 999, 10_000]);
+    const next = drawer(large, seededRandom(1), large.writes ? new OrderWrites(large.writes) : undefined);
+    const reads = Array.from({ length: 5000 }, next).filter((draw) => draw.kind === 'read');
+    for (const draw of reads) expect(draw.variant).toBeLessThan(large.shapes[draw.shape]!.population!.size);
+    // Beyond the keys of scale 1.
+    expect(reads.some((draw) => draw.variant >= workload.shapes[draw.shape]!.population!.size)).toBe(true);
+    // The variants checked before timing are keys the load draws.
+    for (const shape of large.shapes) expect(shape.variants).toEqual(shape.population!.sample.map((key) => shape.population!.variables(key)));
+  });
+});
 
 describe('drawing variants', () => {
   it.each(['d', 'e', 'f', 'g'])('(%s) sends requests with different arguments, from the whole sample', (id) => {
@@ -177,10 +224,13 @@ describe("(g)'s reads of a user's orders", () => {
 });
 
 describe('--scenarios', () => {
-  it('runs (d) and (g) by default, in list order with (g) and its writes last, and refuses an unknown id', () => {
-    expect(DEFAULT_SCENARIOS).toEqual(expect.arrayContaining(['d', 'g']));
+  it('runs (d), (g) and the size scenarios by default, in list order with each workload that writes after the reads it shares answers with, and refuses an unknown id', () => {
+    expect(DEFAULT_SCENARIOS).toEqual(expect.arrayContaining(['d', 'g', 'h', 'i', 'j']));
     expect(selectScenarios('g,d').map((s) => s.id)).toEqual(['d', 'g']);
-    expect(SCENARIOS.at(-1)!.id).toBe('g');
+    const writing = SCENARIOS.filter((s) => isVaried(s) && s.workload.writes).map((s) => s.id);
+    expect(writing).toEqual(['g', 'j']);
+    expect(SCENARIOS.at(-1)!.id).toBe('j');
+    expect(SCENARIOS.findIndex((s) => s.id === 'g')).toBeLessThan(SCENARIOS.findIndex((s) => s.id === 'h'));
     expect(() => selectScenarios('a,z')).toThrow(/no scenario z/);
   });
 
