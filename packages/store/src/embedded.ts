@@ -183,10 +183,18 @@ class EmbeddedCollection<T extends Doc> implements DocumentCollection<T> {
       let keysExamined = 0;
       let docsExamined = 0;
       let skipped = 0;
+      // Forwards, each other list is walked with a cursor (the driver's rows come in _id order); backwards, searched.
+      const cursors = others.map(() => 0);
+      const inEvery = (row: number) =>
+        others.every((list, j) => {
+          if (step === -1) return index.listed(list, row);
+          cursors[j] = index.seek(list, row, cursors[j]!);
+          return list[cursors[j]!] === row;
+        });
       for (let i = step === 1 ? 0 : driver!.length - 1; i >= 0 && i < driver!.length && (!inIdOrder || out.length < limit); i += step) {
         const row = driver![i]!;
         keysExamined += 1 + others.length;
-        if (!others.every((list) => index.listed(list, row))) continue;
+        if (!inEvery(row)) continue;
         if (!exact) {
           docsExamined++;
           if (!matches(row)) continue;

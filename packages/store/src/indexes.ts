@@ -265,6 +265,28 @@ export class MultikeyIndex {
     return list[this.find(list, row)] === row;
   }
 
+  /**
+   * The first position of `list` at or after `from` whose row is not before `row` in _id order: a galloping search,
+   * so walking a list forwards against rows in _id order costs the smaller list's length times a logarithm at most.
+   */
+  seek(list: readonly number[], row: number, from: number): number {
+    let low = from;
+    let high = from;
+    let step = 1;
+    while (high < list.length && this.id.compareRows(list[high]!, row) < 0) {
+      low = high + 1;
+      high += step;
+      step *= 2;
+    }
+    high = Math.min(high, list.length);
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.id.compareRows(list[middle]!, row) < 0) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
   /** The rows holding `element`, in _id order (not to be changed by the caller). */
   holding(element: Scalar | null): readonly number[] {
     return this.postings.get(element) ?? [];

@@ -72,11 +72,9 @@ const PAGE_MASK = PAGE - 1;
 const int32s = () => new Pages((length) => new Int32Array(length));
 const float64s = () => new Pages((length) => new Float64Array(length));
 
-const digits = (n: number): number => {
-  let count = 1;
-  for (let power = 10; power <= n; power *= 10) count++;
-  return count;
-};
+const POWERS = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+const digits = (n: number): number =>
+  n < 1e4 ? (n < 10 ? 1 : n < 100 ? 2 : n < 1e3 ? 3 : 4) : n < 1e6 ? (n < 1e5 ? 5 : 6) : n < 1e8 ? (n < 1e7 ? 7 : 8) : n < 1e9 ? 9 : 10;
 
 /** The order of two numbered strings of one prefix and width, as strings, without writing them out. */
 function compareNumbered(a: number, b: number, width: number): number {
@@ -86,10 +84,10 @@ function compareNumbered(a: number, b: number, width: number): number {
   if (la === lb) return a < b ? -1 : 1;
   // The shorter is compared with the longer's leading digits; a prefix of the other comes first.
   if (la < lb) {
-    const head = Math.floor(b / 10 ** (lb - la));
+    const head = Math.floor(b / POWERS[lb - la]!);
     return a <= head ? -1 : 1;
   }
-  const head = Math.floor(a / 10 ** (la - lb));
+  const head = Math.floor(a / POWERS[la - lb]!);
   return head < b ? -1 : 1;
 }
 
@@ -363,7 +361,11 @@ export class Column {
         const end = start + this.lengths.get(row);
         const child = this.child!;
         const list: unknown[] = [];
-        for (let i = start; i < end; i++) list.push(this.scalars ? child.cell(i, '') : child.read(i));
+        if (this.scalars) {
+          // Every row of a list of plain values holds the one field ''.
+          const values = child.column('');
+          for (let i = start; i < end; i++) list.push(values.get(i));
+        } else for (let i = start; i < end; i++) list.push(child.read(i));
         return list;
       }
       case 'any':

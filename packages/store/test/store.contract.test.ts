@@ -203,6 +203,18 @@ describe.each(storeBackends())('document store contract ($name)', (backend) => {
     expect((await ranked.find({ rank: 1 }, { sort: { createdAt: -1, _id: -1 }, skip: 5, limit: 3 })).map((doc) => doc._id)).toEqual(['item-022', 'item-019', 'item-016']);
   });
 
+  it('finds the documents holding every one of several elements, in _id order either way', async () => {
+    const tagged = await db.collection<Item>('tagged', [{ name: 'tags_id', key: { tags: 1, _id: 1 }, multikey: true }]);
+    const tags = (n: number) => [n % 2 ? 'odd' : 'even', n % 3 ? 'x' : 'three', n % 5 ? 'y' : 'five'];
+    await tagged.insertMany(Array.from({ length: 300 }, (_, n) => item(299 - n, { tags: tags(299 - n) })));
+    const expected = Array.from({ length: 300 }, (_, n) => n).filter((n) => n % 30 === 0).map((n) => item(n)._id);
+    const ids = async (direction: 1 | -1, limit?: number) =>
+      (await tagged.find({ tags: { $all: ['five', 'even', 'three'] } }, { sort: { _id: direction }, ...(limit ? { limit } : {}) })).map((doc) => doc._id);
+    expect(await ids(1)).toEqual(expected);
+    expect(await ids(-1)).toEqual([...expected].reverse());
+    expect(await ids(1, 3)).toEqual(expected.slice(0, 3));
+  });
+
   it('reads only the page of an ordered index at any offset (embedded: from positions)', async () => {
     const ranked = await db.collection<Item>('deep', [{ name: 'createdAt_id', key: { createdAt: 1, _id: 1 } }]);
     await ranked.insertMany(Array.from({ length: 300 }, (_, n) => item(n)));
