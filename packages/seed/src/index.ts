@@ -177,8 +177,12 @@ export function* seedOrders(scale = 1): Generator<SeedOrder> {
   for (let i = 0; i < seedCounts(scale).orders; i++) yield seedOrderAt(i, scale);
 }
 
-/** Groups what `records` yields into arrays of `size`, so a store loads a large part without holding it whole. */
-export function* batches<T>(records: Iterable<T>, size = 10_000): Generator<T[]> {
+/**
+ * Groups what `records` yields into arrays of `size`, so a store loads a large part without holding it whole. A
+ * thousand: a batch dies young, where one of 10,000 outlived a scavenge and went to the old generation (at a million
+ * orders, 90 MiB more peak and a seventh more CPU on the embedded store).
+ */
+export function* batches<T>(records: Iterable<T>, size = 1_000): Generator<T[]> {
   let batch: T[] = [];
   for (const record of records) {
     batch.push(record);
