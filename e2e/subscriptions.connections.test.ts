@@ -111,6 +111,22 @@ describe('bounds on a connection', () => {
     await Promise.all([...streams, another].map((stream) => stream.close()));
   });
 
+  it('admits the first 20 of a burst of subscribes sent at once, and refuses the rest', async () => {
+    const burst = await rawSocket(['graphql-transport-ws']);
+    burst.send({ type: 'connection_init', payload: { Authorization: `Bearer ${admin}` } });
+    await burst.received('connection_ack');
+    try {
+      for (let id = 1; id <= 200; id++) burst.send({ id: String(id), type: 'subscribe', payload: { query: NEW_ORDER } });
+      await activeAre(20, 1);
+      await waitFor(() => burst.messages.filter((message) => message.type === 'error').length === 180, '180 refusals');
+      const refusals = burst.messages.filter((message) => message.type === 'error');
+      expect(Math.min(...refusals.map((message) => Number(message.id)))).toBe(21);
+      expect(refusals[0]!.payload[0].extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 20 });
+    } finally {
+      burst.socket.close();
+    }
+  });
+
   it('closes a connection that never sends connection_init (4408)', async () => {
     const silent = await rawSocket(['graphql-transport-ws']);
     expect(await silent.closed).toBe(4408);

@@ -181,6 +181,12 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
       isAsyncIterable<ExecutionResult>(result) ? writtenEvents(ctx.extra.socket, id, result, (event) => formatResult(event, requestIdOf(ctx.extra.request))) : undefined,
     onError: (ctx, _id, _payload, errors) => errors.map((error) => formatError(error, requestIdOf(ctx.extra.request))),
     async onSubscribe(ctx, id, payload) {
+      // Counted before the first await: ctx.subscriptions holds every operation started and not yet finished, this one
+      // included, and graphql-ws starts each message's as it arrives. Counted after an await, a burst of subscribes on
+      // one socket saw each other's and refused all of them, the first ones included.
+      if (Object.keys(ctx.subscriptions).length > settings.maxSubscriptionsPerConnection) {
+        return [tooManySubscriptions(settings.maxSubscriptionsPerConnection)];
+      }
       // Each operation is authenticated when it starts, as an HTTP request is: a token that has expired since
       // connection_init closes the connection (4403), for the client to reconnect with a fresh one.
       try {
@@ -189,10 +195,6 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
         if (!(error instanceof InvalidTokenError)) throw error; // the key set could not be read: not the caller's fault
         ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden');
         return [new GraphQLError(error.message, { extensions: { code: ErrorCode.UNAUTHENTICATED } })];
-      }
-      // ctx.subscriptions already holds this one.
-      if (Object.keys(ctx.subscriptions).length > settings.maxSubscriptionsPerConnection) {
-        return [tooManySubscriptions(settings.maxSubscriptionsPerConnection)];
       }
       // The runtime loads the supergraph when its first HTTP request arrives; a WebSocket may come first.
       await runtime.getSchema();
