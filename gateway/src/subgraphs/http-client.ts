@@ -1,7 +1,7 @@
 // The HTTP client of subgraph calls: undici's own request API instead of the WHATWG fetch the runtime ships
-// (@whatwg-node/node-fetch over node:http), which spent about 2.5 times the CPU per call of a subgraph's GraphQL POST
-// (bench/README.md, "Subgraph calls over undici"). Every other fetch of the runtime, and any call it cannot answer as
-// well (a stream, a body that is not a string), still goes through the runtime's fetch.
+// (@whatwg-node/node-fetch over node:http), which spent 2.5 to 3 times undici's client CPU on each subgraph GraphQL
+// POST (bench/README.md, "Subgraph calls over undici"). Every other fetch of the runtime (a Request object, not a
+// POST, or a body that is not a string) still goes through the runtime's fetch; a streamed answer is handed on as one.
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { fetch as runtimeFetch, Response } from '@whatwg-node/fetch';
@@ -18,7 +18,7 @@ export interface SubgraphHttpClient {
 }
 
 /** Headers as undici reads them: a record, or the pairs of a Headers. */
-type HeadersInit = Record<string, string> | Iterable<[string, string]>;
+type UndiciHeaders = Record<string, string> | Iterable<[string, string]>;
 
 export function subgraphHttpClient(): SubgraphHttpClient {
   // One pool per origin, connections kept alive as long as the subgraph's server allows (its `Keep-Alive: timeout`).
@@ -26,7 +26,7 @@ export function subgraphHttpClient(): SubgraphHttpClient {
   const send = async (url: string, init: RequestInit & { body: string }): Promise<Response> => {
     const answer = await request(url, {
       method: 'POST',
-      headers: init.headers as HeadersInit | undefined,
+      headers: init.headers as UndiciHeaders | undefined,
       body: init.body,
       signal: init.signal ?? undefined,
       dispatcher: agent,
@@ -36,12 +36,12 @@ export function subgraphHttpClient(): SubgraphHttpClient {
       if (Array.isArray(value)) for (const each of value) headers.push([name, each]);
       else if (value !== undefined) headers.push([name, value]);
     }
-    const init_ = { status: answer.statusCode, statusText: STATUS_CODES[answer.statusCode] ?? '', headers };
+    const responseInit = { status: answer.statusCode, statusText: STATUS_CODES[answer.statusCode] ?? '', headers };
     const contentType = answer.headers['content-type'];
     if (typeof contentType === 'string' && STREAMED.test(contentType)) {
-      return new Response(Readable.toWeb(answer.body) as ReadableStream, init_);
+      return new Response(Readable.toWeb(answer.body) as ReadableStream, responseInit);
     }
-    return new Response(await answer.body.text(), init_);
+    return new Response(await answer.body.text(), responseInit);
   };
   return {
     fetch: ((input: string | URL | Request, init?: RequestInit) => {
