@@ -137,8 +137,9 @@ export function usePersistedDocuments(options: PersistedDocumentsOptions): Gatew
     const registration = request && registrations.get(request);
     if (!registration) return;
     registrations.delete(request);
-    // Not awaited: execution does not wait for the store (redisStore logs its own failures); a lookup of the hash from
-    // this replica's next request follows the SET on the same Redis connection.
+    // Not awaited: execution does not wait for the store; a lookup of the hash from this replica's next request follows
+    // the SET on the same Redis connection. redisStore logs its own Redis failures; the catch keeps anything else (a
+    // store that throws) from becoming an unhandled rejection.
     void Promise.resolve(store.set(registration.hash, registration.query)).catch((error: unknown) => logger.warn({ err: error }, 'persisted query registration failed'));
   };
   // Lookups by hash alone go through the plugin; a registration is checked here and stored by `register`.
