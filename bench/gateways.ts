@@ -69,10 +69,12 @@ const GRAFBASE = 'grafbase';
 
 /** With --profile, ours and the bare runtime on the Rust planner write CPU profiles, each into a directory of its own. */
 const PROFILED = { ours: 'our gateway', bare: 'the bare runtime on the Rust planner' };
-const profiled = (which: keyof typeof PROFILED) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, which)}`] : []);
+/** With --profile, node --cpu-prof writing into <dir>/<subdirectories>. */
+const cpuProfile = (...subdirectories: string[]) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, ...subdirectories)}`] : []);
+const profiled = (which: keyof typeof PROFILED) => cpuProfile(which);
 
 /** With --profile, subgraphs write CPU profiles too, into <dir>/<set>/<name>/ (see --help). */
-const subgraphProfiling = (set: string) => (name: string) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, set, name)}`] : []);
+const subgraphProfiling = (set: string) => (name: string) => cpuProfile(set, name);
 const SUBGRAPH_WORKSPACES = ['services/users', 'services/orders', 'services/catalog'];
 /** The supergraph files of the sets of subgraphs started besides ours (--own-subgraphs), removed at the end. */
 const supergraphs: string[] = [];
@@ -131,7 +133,7 @@ async function startGateways(subgraphs: SeededSubgraphs, redisUrl: string): Prom
     const name = basename(resolve(dir));
     if (wanted.includes(name)) throw new Error(`--ours-also: a second gateway named ${name}`);
     wanted.push(name);
-    const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profile, name)}`] : [];
+    const profile = cpuProfile(name);
     if (!options['own-subgraphs']) {
       await add(name, entry, () => [], { ...imageEnv(), ...oursEnv }, [...startFlags('gateway'), ...profile], false);
       continue;
@@ -439,97 +441,96 @@ async function main() {
   const cacheLookups = async (gateway: Gateway) => {
     const metrics = gateway.url.replace('/graphql', '/metrics');
     const read = (name: string, result: string) => readCounter(metrics, name, { result });
-    const [entityHits, entityMisses, responseHits, responseOthers] = await Promise.all([
+    const [entityHits, entityMisses, responseHits, responseLookups] = await Promise.all([
       read('gateway_entity_cache_lookups_total', 'hit'),
       read('gateway_entity_cache_lookups_total', 'miss'),
       read('gateway_response_cache_lookups_total', 'hit'),
+      // Every result: hit, miss, changed, unavailable.
       readCounter(metrics, 'gateway_response_cache_lookups_total'),
     ]);
-    return { entityHits, entityLookups: entityHits + entityMisses, responseHits, responseLookups: responseOthers };
+    return { entityHits, entityLookups: entityHits + entityMisses, responseHits, responseLookups };
   };
 
   const measurements: Measurement[] = [];
   const measure = async (scenario: Scenario) => {
-    {
-      const { responseKb, load } = isVaried(scenario) ? await prepareVaried(scenario, gateways, viewers) : await prepareIdentical(scenario, gateways, headers);
+    const { responseKb, load } = isVaried(scenario) ? await prepareVaried(scenario, gateways, viewers) : await prepareIdentical(scenario, gateways, headers);
 
-      // Warmed by requests as well as seconds: after 2 s of (d) (about 100 requests at its rate) the first gateway's
-      // first round cost up to 1.3x the CPU per request of the next gateway's, the same build included; after 8 s
-      // (about 500) it did not (bench/README.md). And until it stops getting cheaper: a gateway whose heap is still
-      // growing (the bare runtime's, to 400 MB) spent a third less CPU per request in (a)'s second round than in its
-      // first, and the ratios followed its warm-up more than the code.
-      for (const gateway of gateways) {
-        let requests = 0;
-        const costs: number[] = [];
-        for (let pass = 0; pass < MAX_WARMUP_PASSES; pass++) {
-          const cpu0 = processCpuMs(gateway.process.pid!);
-          const served = (await load(gateway, WARMUP)).result.requests.total;
-          requests += served;
-          costs.push((processCpuMs(gateway.process.pid!) - cpu0) / Math.max(served, 1));
-          const warming = costs.length < 2 || costs.at(-1)! < STILL_WARMING * costs.at(-2)!;
-          if (requests >= WARMUP_REQUESTS && !warming) break;
-        }
-        console.log(`  warm-up ${gateway.name.padEnd(28)} ${costs.length} x ${WARMUP} s, cpu ${costs.map((cost) => cost.toFixed(2)).join(' -> ')} ms/req`);
+    // Warmed by requests as well as seconds: after 2 s of (d) (about 100 requests at its rate) the first gateway's
+    // first round cost up to 1.3x the CPU per request of the next gateway's, the same build included; after 8 s
+    // (about 500) it did not (bench/README.md). And until it stops getting cheaper: a gateway whose heap is still
+    // growing (the bare runtime's, to 400 MB) spent a third less CPU per request in (a)'s second round than in its
+    // first, and the ratios followed its warm-up more than the code.
+    for (const gateway of gateways) {
+      let requests = 0;
+      const costs: number[] = [];
+      for (let pass = 0; pass < MAX_WARMUP_PASSES; pass++) {
+        const cpu0 = processCpuMs(gateway.process.pid!);
+        const served = (await load(gateway, WARMUP)).result.requests.total;
+        requests += served;
+        costs.push((processCpuMs(gateway.process.pid!) - cpu0) / Math.max(served, 1));
+        const warming = costs.length < 2 || costs.at(-1)! < STILL_WARMING * costs.at(-2)!;
+        if (requests >= WARMUP_REQUESTS && !warming) break;
       }
+      console.log(`  warm-up ${gateway.name.padEnd(28)} ${costs.length} x ${WARMUP} s, cpu ${costs.map((cost) => cost.toFixed(2)).join(' -> ')} ms/req`);
+    }
 
-      const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[], rounds: [] as Measurement['rounds'], hits: { entityHits: 0, entityLookups: 0, responseHits: 0, responseLookups: 0 } }]));
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
-          const total = totals.get(gateway.name)!;
-          const ours = gateway.name === 'ours';
-          const [cpu0, subgraphCpu0, store0, lookups0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(gateway), await storeCalls(gateway), ours ? await cacheLookups(gateway) : undefined];
-          const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
-          const { result, mismatches, graphqlErrors, writes, staleReads, stale } = await load(gateway, DURATION);
-          clearInterval(sampler);
-          total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!));
-          const requests = result.requests.total;
-          total.requests += requests;
-          total.seconds += result.duration;
-          const errors = result.errors + result.timeouts + result.non2xx + graphqlErrors;
-          total.errors += errors;
-          total.mismatches += mismatches;
-          const gatewayCpu = processCpuMs(gateway.process.pid!) - cpu0;
-          total.gatewayCpu += gatewayCpu;
-          total.rounds.push({ rps: requests / result.duration, gatewayCpuMs: gatewayCpu / requests });
-          const subgraphCpu = subgraphCpuMs(gateway) - subgraphCpu0;
-          total.subgraphCpu += subgraphCpu;
-          total.storeCalls += (await storeCalls(gateway)) - store0;
-          total.p50.push(result.latency.p50);
-          total.p99.push(result.latency.p99);
-          let hitLine = '';
-          if (lookups0) {
-            const lookups = await cacheLookups(gateway);
-            for (const key of Object.keys(lookups) as (keyof typeof lookups)[]) total.hits[key] += lookups[key] - lookups0[key];
-            hitLine = `  cache hits ${(lookups.entityHits - lookups0.entityHits).toFixed(0)}/${(lookups.entityLookups - lookups0.entityLookups).toFixed(0)} entity, ${(lookups.responseHits - lookups0.responseHits).toFixed(0)}/${(lookups.responseLookups - lookups0.responseLookups).toFixed(0)} response`;
-          }
-          console.log(
-            `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
-              `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  subgraphs ${(subgraphCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}${hitLine}`,
-          );
-          for (const read of stale ?? []) console.log(`    stale read: ${read}`);
-        }
-      }
-      for (const gateway of gateways) {
+    const totals = new Map(gateways.map((gateway) => [gateway.name, { requests: 0, seconds: 0, errors: 0, mismatches: 0, gatewayCpu: 0, subgraphCpu: 0, storeCalls: 0, peakRss: 0, p50: [] as number[], p99: [] as number[], rounds: [] as Measurement['rounds'], hits: { entityHits: 0, entityLookups: 0, responseHits: 0, responseLookups: 0 } }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
         const total = totals.get(gateway.name)!;
-        const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-        measurements.push({
-          scenario: scenario.id,
-          scenarioName: scenario.name,
-          gateway: gateway.name,
-          rps: total.requests / total.seconds,
-          p50: median(total.p50),
-          p99: median(total.p99),
-          gatewayCpuMs: total.gatewayCpu / total.requests,
-          rounds: total.rounds,
-          subgraphCpuMs: total.subgraphCpu / total.requests,
-          peakRssMb: total.peakRss,
-          storeCalls: total.storeCalls / total.requests,
-          cacheHits: gateway.name === 'ours' ? { entity: total.hits.entityHits / total.hits.entityLookups, response: total.hits.responseHits / total.hits.responseLookups } : undefined,
-          errors: total.errors,
-          mismatches: total.mismatches,
-          responseKb,
-        });
+        const ours = gateway.name === 'ours';
+        const [cpu0, subgraphCpu0, store0, lookups0] = [processCpuMs(gateway.process.pid!), subgraphCpuMs(gateway), await storeCalls(gateway), ours ? await cacheLookups(gateway) : undefined];
+        const sampler = setInterval(() => (total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!))), 100);
+        const { result, mismatches, graphqlErrors, writes, staleReads, stale } = await load(gateway, DURATION);
+        clearInterval(sampler);
+        total.peakRss = Math.max(total.peakRss, processRssMb(gateway.process.pid!));
+        const requests = result.requests.total;
+        total.requests += requests;
+        total.seconds += result.duration;
+        const errors = result.errors + result.timeouts + result.non2xx + graphqlErrors;
+        total.errors += errors;
+        total.mismatches += mismatches;
+        const gatewayCpu = processCpuMs(gateway.process.pid!) - cpu0;
+        total.gatewayCpu += gatewayCpu;
+        total.rounds.push({ rps: requests / result.duration, gatewayCpuMs: gatewayCpu / requests });
+        const subgraphCpu = subgraphCpuMs(gateway) - subgraphCpu0;
+        total.subgraphCpu += subgraphCpu;
+        total.storeCalls += (await storeCalls(gateway)) - store0;
+        total.p50.push(result.latency.p50);
+        total.p99.push(result.latency.p99);
+        let hitLine = '';
+        if (lookups0) {
+          const lookups = await cacheLookups(gateway);
+          for (const key of Object.keys(lookups) as (keyof typeof lookups)[]) total.hits[key] += lookups[key] - lookups0[key];
+          hitLine = `  cache hits ${(lookups.entityHits - lookups0.entityHits).toFixed(0)}/${(lookups.entityLookups - lookups0.entityLookups).toFixed(0)} entity, ${(lookups.responseHits - lookups0.responseHits).toFixed(0)}/${(lookups.responseLookups - lookups0.responseLookups).toFixed(0)} response`;
+        }
+        console.log(
+          `  round ${round + 1}/${ROUNDS} ${gateway.name.padEnd(28)} ${(requests / result.duration).toFixed(0).padStart(6)} req/s  p50 ${result.latency.p50} ms  p99 ${result.latency.p99} ms  ` +
+            `cpu ${(gatewayCpu / requests).toFixed(2)} ms/req  subgraphs ${(subgraphCpu / requests).toFixed(2)} ms/req  errors ${errors}  differing bodies ${mismatches}${writes === undefined ? '' : `  writes ${writes}  stale reads ${staleReads}`}${hitLine}`,
+        );
+        for (const read of stale ?? []) console.log(`    stale read: ${read}`);
       }
+    }
+    for (const gateway of gateways) {
+      const total = totals.get(gateway.name)!;
+      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+      measurements.push({
+        scenario: scenario.id,
+        scenarioName: scenario.name,
+        gateway: gateway.name,
+        rps: total.requests / total.seconds,
+        p50: median(total.p50),
+        p99: median(total.p99),
+        gatewayCpuMs: total.gatewayCpu / total.requests,
+        rounds: total.rounds,
+        subgraphCpuMs: total.subgraphCpu / total.requests,
+        peakRssMb: total.peakRss,
+        storeCalls: total.storeCalls / total.requests,
+        cacheHits: gateway.name === 'ours' ? { entity: total.hits.entityHits / total.hits.entityLookups, response: total.hits.responseHits / total.hits.responseLookups } : undefined,
+        errors: total.errors,
+        mismatches: total.mismatches,
+        responseKb,
+      });
     }
   };
   const measureAll = async (list: Scenario[]) => {

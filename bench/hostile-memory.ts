@@ -140,7 +140,7 @@ function probes(url: string) {
   };
 }
 
-async function runMode(mode: 'development' | 'production', redisUrl: string, supergraphPath: string): Promise<{ readings: Reading[]; probe: string; diff: string }> {
+async function runMode(mode: 'development' | 'production', redisUrl: string, supergraphPath: string): Promise<{ readings: Reading[]; probe: string }> {
   const port = await freePort();
   const inspectorPort = await freePort();
   const url = `http://127.0.0.1:${port}/graphql`;
@@ -212,7 +212,7 @@ async function runMode(mode: 'development' | 'production', redisUrl: string, sup
     const diff = before && after ? compareHeaps(after, before) : '';
     if (diff) console.log(diff);
     const probeLine = `\`{ __typename }\` every 100 ms through the hostile run: ${latency.count} requests, p99 ${latency.p99Ms.toFixed(0)} ms, max ${latency.maxMs.toFixed(0)} ms, ${latency.failures} failed; after the APQ floods and two forced full collections: heap ${(settled.heapUsed / MB).toFixed(0)} MB, RSS ${(settled.rss / MB).toFixed(0)} MB`;
-    return { readings, probe: probeLine, diff };
+    return { readings, probe: probeLine };
   } finally {
     clearInterval(sampler);
     inspector.close();
