@@ -230,7 +230,9 @@ describe('--scenarios', () => {
     const writing = SCENARIOS.filter((s) => isVaried(s) && s.workload.writes).map((s) => s.id);
     expect(writing).toEqual(['g', 'j']);
     expect(SCENARIOS.at(-1)!.id).toBe('j');
-    expect(SCENARIOS.findIndex((s) => s.id === 'g')).toBeLessThan(SCENARIOS.findIndex((s) => s.id === 'h'));
+    // Every read-only scenario before (g): Grafbase's own subgraphs see other writes than the others'.
+    const g = SCENARIOS.findIndex((s) => s.id === 'g');
+    expect(SCENARIOS.slice(g + 1).every((s) => isVaried(s) && (s.workload.writes || !s.workload.shapes.some((shape) => shape.query.includes('orders('))))).toBe(true);
     expect(() => selectScenarios('a,z')).toThrow(/no scenario z/);
   });
 
