@@ -53,6 +53,12 @@ for (const shape of SHAPES) {
       expect(await lookups('hit')).toBeGreaterThan(0);
       expect(await lookups('unavailable')).toBe(0);
     });
+
+    it('looked each anonymous request up in the response cache once, however its plugins ask', async () => {
+      // Cold and warm, anonymous: the only requests the response cache serves. Yoga's plugin and envelop's both ask.
+      const anonymousRequests = shape.queries.length * 2;
+      expect(await readCounter(served.gateway.replace(/\/graphql$/, '/metrics'), 'gateway_response_cache_lookups_total')).toBe(anonymousRequests);
+    });
   });
 }
 
