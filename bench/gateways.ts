@@ -12,7 +12,7 @@ import { cpus, loadavg } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { freePort, readCounter, token } from '@ordergraph/testkit';
+import { counterIn, freePort, readCounter, token } from '@ordergraph/testkit';
 import { formatSelfTimes, selfTimes } from './cpu-profile.js';
 import { compareHeaps } from './heap-snapshot.js';
 import { canonicalJson, processCpuMs, processRssMb } from './process-stats.js';
@@ -441,16 +441,15 @@ async function main() {
 
   // Ours' caches: lookups by result, summed over its entity cache's subgraphs and types.
   const cacheLookups = async (gateway: Gateway) => {
-    const metrics = gateway.url.replace('/graphql', '/metrics');
-    const read = (name: string, result: string) => readCounter(metrics, name, { result });
-    const [entityHits, entityMisses, responseHits, responseLookups] = await Promise.all([
-      read('gateway_entity_cache_lookups_total', 'hit'),
-      read('gateway_entity_cache_lookups_total', 'miss'),
-      read('gateway_response_cache_lookups_total', 'hit'),
+    const metrics = await (await fetch(gateway.url.replace('/graphql', '/metrics'))).text();
+    const entityHits = counterIn(metrics, 'gateway_entity_cache_lookups_total', { result: 'hit' });
+    return {
+      entityHits,
+      entityLookups: entityHits + counterIn(metrics, 'gateway_entity_cache_lookups_total', { result: 'miss' }),
+      responseHits: counterIn(metrics, 'gateway_response_cache_lookups_total', { result: 'hit' }),
       // Every result: hit, miss, changed, unavailable.
-      readCounter(metrics, 'gateway_response_cache_lookups_total'),
-    ]);
-    return { entityHits, entityLookups: entityHits + entityMisses, responseHits, responseLookups };
+      responseLookups: counterIn(metrics, 'gateway_response_cache_lookups_total'),
+    };
   };
 
   const measurements: Measurement[] = [];

@@ -62,7 +62,11 @@ export function token(role: Role, user: string, options: { expiresIn?: string | 
 
 /** Reads one counter (summed over its label sets matching `labels`) from a Prometheus /metrics endpoint. */
 export async function readCounter(metricsUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(metricsUrl)).text();
+  return counterIn(await (await fetch(metricsUrl)).text(), name, labels);
+}
+
+/** One counter (summed over its label sets matching `labels`) of a /metrics text already read. */
+export function counterIn(text: string, name: string, labels: Record<string, string> = {}): number {
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;

@@ -120,13 +120,8 @@ function checkedResponses(
       if (!context || unanswered.get(context) === key) return undefined;
       let mark = marks.get(context);
       if (!marks.has(context)) marks.set(context, (mark = await generations.mark(context)));
-      if (mark === undefined) {
-        lookups.inc({ result: 'unavailable' });
-        unanswered.set(context, key);
-        return undefined;
-      }
-      const found = await kept.get(key);
-      const result = !found ? 'miss' : generations.unchangedSince(found.d, found.m) ? 'hit' : 'changed';
+      const found = mark === undefined ? undefined : await kept.get(key);
+      const result = mark === undefined ? 'unavailable' : !found ? 'miss' : generations.unchangedSince(found.d, found.m) ? 'hit' : 'changed';
       lookups.inc({ result });
       if (result === 'hit') return found!.v;
       unanswered.set(context, key);
