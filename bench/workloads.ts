@@ -1,7 +1,7 @@
 // Workloads whose requests differ from one to the next: which variant each request carries, drawn at random, and how
 // its response is checked against that variant's own answer. Pure (no I/O), so that a test can hold it to both.
 
-// Every gateway is sent the same sequence of draws: the seed's own PRNG.
+// Draws come from the seed's own PRNG, so that a run can be repeated.
 import { seededRandom } from '@ordergraph/seed';
 export { seededRandom };
 
