@@ -120,6 +120,20 @@ describe('demand control: @cost and @listSize', () => {
     expect(await estimated('{ usersConnection(first: 50, filter: { role: ADMIN }) { totalCount edges { cursor } } }', { token: admin })).toMatchObject({ estimated: 102, actual: 1 + 1 + 1 * 2 });
   });
 
+  it('measures one document again for every size and condition its variables give, whatever IDs they carry', async () => {
+    // The complexity is kept per document and the variables it depends on (sizes, @include), not per ID.
+    const query = 'query ($id: ID!, $n: Int = 30, $all: Boolean!) { user(id: $id) { orders(limit: $n) { id items @include(if: $all) { quantity } } } }';
+    const bob = toGlobalId('User', 'user-0002');
+    const cost = async (variables: Record<string, unknown>) => (await estimated(query, { variables, token: admin }))?.estimated as number;
+    // user 1 + orders (1 + n x (id 1 [+ items (1 + 10 x quantity 1)]))
+    expect(await cost({ id: aliceId, n: 3, all: false })).toBe(1 + 1 + 3);
+    expect(await cost({ id: bob, n: 3, all: false })).toBe(1 + 1 + 3);
+    expect(await cost({ id: bob, all: false })).toBe(1 + 1 + 30);
+    expect(await cost({ id: aliceId, n: 3, all: true })).toBe(1 + 1 + 3 * (1 + 11));
+    const { error } = await refused(supergraph, query, { variables: { id: bob, n: 500, all: true }, token: admin });
+    expect(error.extensions).toMatchObject({ code: 'COMPLEXITY_LIMIT_EXCEEDED', complexity: 1 + 1 + 500 * (1 + 11) });
+  });
+
   it('reports the actual cost: the same weights over the lists that came back, each item paid once', async () => {
     // User.orders @listSize(slicingArguments: ["limit"]): estimated 1 + 1 + 50 x (id 1 + items (1 + 10 x quantity 1)),
     // actual 1 + 1 + each order returned x (id 1 + items 1 + each line x quantity 1).

@@ -325,16 +325,42 @@ export function complexityError(maxComplexity: number, complexity: number): Grap
 const COMPLEXITIES_PER_DOCUMENT = 64;
 
 /**
+ * Types whose values cannot change a complexity: a list's size is read from an Int argument and @skip/@include from a
+ * Boolean, and validation lets no ID or String variable stand for either. Varied traffic differs mostly in them (an ID
+ * per request), so leaving them out of the key measures each document once, not once per ID.
+ */
+const INERT_VARIABLE_TYPES = new Set(['ID', 'String']);
+
+/** The variables of the operation whose values the complexity may depend on; every one when it is not found. */
+function costVariables(document: DocumentNode, operationName: string | null | undefined): string[] | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return undefined;
+  return (operation.variableDefinitions ?? [])
+    .filter(({ type }) => {
+      const named = type.kind === Kind.NON_NULL_TYPE ? type.type : type;
+      return named.kind !== Kind.NAMED_TYPE || !INERT_VARIABLE_TYPES.has(named.name.value);
+    })
+    .map(({ variable }) => variable.name.value);
+}
+
+/**
  * The complexity of each document (as parsed and cached by yoga, so one object per distinct text and schema) for each
- * operation name and set of variables it was run with: measuring walks the whole document with its types. Bounded:
- * a document yoga's cache drops is collected with its entries, and each keeps its latest COMPLEXITIES_PER_DOCUMENT.
+ * operation name and set of the values it depends on (costVariables): measuring walks the whole document with its
+ * types. Bounded: a document yoga's cache drops is collected with its entries, and each keeps its latest
+ * COMPLEXITIES_PER_DOCUMENT. A request whose ID or String variable does not coerce may be given the complexity measured
+ * for valid ones, which its execution then refuses as ever.
  */
 function complexityCache() {
-  const byDocument = new WeakMap<DocumentNode, { schema: GraphQLSchema; measured: Map<string, number | undefined> }>();
+  const byDocument = new WeakMap<DocumentNode, { schema: GraphQLSchema; variables: Map<string, string[] | undefined>; measured: Map<string, number | undefined> }>();
   return (schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | undefined) => {
     let entry = byDocument.get(document);
-    if (!entry || entry.schema !== schema) byDocument.set(document, (entry = { schema, measured: new Map() }));
-    const key = `${operationName ?? ''}\u0000${JSON.stringify(variables ?? {})}`;
+    if (!entry || entry.schema !== schema) byDocument.set(document, (entry = { schema, variables: new Map(), measured: new Map() }));
+    const name = operationName ?? '';
+    if (!entry.variables.has(name)) entry.variables.set(name, costVariables(document, operationName));
+    const relevant = entry.variables.get(name);
+    // [] for a variable not given (its default applies), [value] for one given, null included.
+    const values = relevant ? relevant.map((variable) => (variables && Object.hasOwn(variables, variable) ? [variables[variable]] : [])) : (variables ?? {});
+    const key = `${name}\u0000${JSON.stringify(values)}`;
     if (entry.measured.has(key)) return entry.measured.get(key);
     const complexity = measureComplexity(schema, document, operationName, variables);
     if (entry.measured.size >= COMPLEXITIES_PER_DOCUMENT) entry.measured.delete(entry.measured.keys().next().value!);
