@@ -1,9 +1,9 @@
 // Logs as an operator reads them: every line of every process (the Hive runtime's own included) one JSON object, no
 // ANSI colour, no credential even at debug level, and every line about a request carrying its ID, which the client
 // gets back in the x-request-id header and in every error.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { token, wsClient } from '@ordergraph/testkit';
+import { token, waitFor, wsClient } from '@ordergraph/testkit';
 import { startSupergraph, type Supergraph } from '@ordergraph/testkit/e2e';
 
 let supergraph: Supergraph;
@@ -99,6 +99,27 @@ describe('request IDs over WebSocket', () => {
     }
     const about = parsed().filter((line) => line.requestId === id);
     expect(new Set(about.filter((line) => line.msg === 'graphql request').map((line) => line.service))).toEqual(new Set(['users', 'orders', 'catalog']));
+  });
+
+  it('logs a frame over the limit as a JSON line under the connection\'s ID, over either protocol, not on the console', async () => {
+    // graphql-ws's own report of a socket error is a console.error.
+    const consoleErrors = vi.spyOn(console, 'error');
+    try {
+      for (const protocol of ['graphql-transport-ws', 'graphql-ws']) {
+        const id = `client-socket-big-${protocol}`;
+        const socket = new WebSocket(supergraph.url.replace(/^http/, 'ws'), protocol, { headers: { 'x-request-id': id } });
+        await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+        const closed = new Promise<number>((resolve) => socket.once('close', resolve));
+        socket.send(JSON.stringify({ type: 'connection_init', payload: { pad: 'x'.repeat(2 * 1024 * 1024) } }));
+        expect(await closed).toBe(1009);
+        await waitFor(() => parsed().some((line) => line.requestId === id && line.msg === 'websocket connection error'), `the error of ${protocol} logged`);
+        const logged = parsed().find((line) => line.requestId === id && line.msg === 'websocket connection error') as unknown as { service: string; err: { code: string } };
+        expect(logged).toMatchObject({ service: 'gateway', err: { code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' } });
+      }
+      expect(consoleErrors).not.toHaveBeenCalled();
+    } finally {
+      consoleErrors.mockRestore();
+    }
   });
 });
 

@@ -211,6 +211,16 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
   current.on('headers', returnRequestId);
   legacy.on('headers', returnRequestId);
   legacy.on('connection', (socket, request) => current.emit('connection', new LegacyProtocolSocket(socket), request));
+  // graphql-ws reports an error on a socket (a frame over maxPayload, which ws has already answered with 1009) with
+  // console.error, a line no log reader parses; after its own listener is added, it is replaced by one that logs JSON
+  // and closes the socket as graphql-ws does in production (a no-op once ws has closed it).
+  current.on('connection', (socket: { removeAllListeners(event: 'error'): unknown; on(event: 'error', listener: (error: Error) => void): unknown; close(code: number, reason: string): void }, request: http.IncomingMessage) => {
+    socket.removeAllListeners('error');
+    socket.on('error', (error) => {
+      settings.logger.warn({ err: error, requestId: requestIdOf(request) }, 'websocket connection error');
+      socket.close(CloseCode.InternalServerError, 'Internal server error');
+    });
+  });
 
   const onUpgrade = (request: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     if (new URL(request.url ?? '/', 'http://localhost').pathname !== settings.path) {
