@@ -50,7 +50,7 @@ export const GATEWAYS_HELP = `npm run bench -- [options]
   --scenarios <ids>   which scenarios to run, comma-separated (bench/scenarios.ts); default ${GATEWAYS_OPTIONS.scenarios.default}
                       of ${SCENARIOS.map((scenario) => scenario.id).join(',')}: a-c send one identical request, d-g draw each request's arguments
                       from the seed (g mixes query shapes and writes), h-j draw keys from the whole data set
-  --scale 1000        the SEED_SCALE the size scenarios (h, i, j) run at too, after every scenario has run at scale 1:
+  --scale 1000        the SEED_SCALE the size scenarios (h, i, j; f too when named) run at too, after every scenario has run at scale 1:
                       every subgraph and gateway is started anew on a data set that size (1000: 100,000 users,
                       200,000 products, 1,000,000 orders; about a minute to seed); 1 runs them at scale 1 only
   --gateways <names>  which gateways to run, comma-separated (ours first: the ratios are ours/each); default

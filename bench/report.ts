@@ -67,7 +67,33 @@ export function renderTable(measurements: Measurement[], run: RunInfo): string {
       );
     });
   }
-  return lines.join('\n');
+  return [...lines, ...sizeChanges(measurements)].join('\n');
+}
+
+/**
+ * Ours' CPU per request against each other gateway in a scenario run at --scale (`h@1000`) beside the same ratio at
+ * scale 1 (`h`), and how far it moved: what issue 48 holds within 1.2x. Nothing when no scenario ran at both sizes.
+ */
+function sizeChanges(measurements: Measurement[]): string[] {
+  const rows: string[] = [];
+  for (const large of measurements) {
+    const [scenario, scale] = large.scenario.split('@');
+    if (scale === undefined || large.gateway === OURS) continue;
+    const find = (id: string, gateway: string) => measurements.find((m) => m.scenario === id && m.gateway === gateway);
+    const [oursLarge, oursSmall, small] = [find(large.scenario, OURS), find(scenario!, OURS), find(scenario!, large.gateway)];
+    if (!oursLarge || !oursSmall || !small) continue;
+    const [atSize, atOne] = [oursLarge.gatewayCpuMs / large.gatewayCpuMs, oursSmall.gatewayCpuMs / small.gatewayCpuMs];
+    rows.push(`| (${scenario}) | ${large.gateway} | ${fixed(atOne, 2)}x | ${fixed(atSize, 2)}x | ${fixed(atSize / atOne, 2)}x |`);
+  }
+  if (rows.length === 0) return [];
+  return [
+    '',
+    'Ours/this CPU per request at scale 1 and at SEED_SCALE=' + measurements.find((m) => m.scenario.includes('@'))!.scenario.split('@')[1] + ', and its change (at size / at scale 1):',
+    '',
+    '| scenario | gateway | at scale 1 | at size | change |',
+    '|---|---|---:|---:|---:|',
+    ...rows,
+  ];
 }
 
 const COLORS: Record<string, string> = {

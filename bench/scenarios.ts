@@ -171,6 +171,10 @@ query Wide {
     id: 'f',
     name: 'a product drawn per request, anonymous (our response cache in play), one subgraph',
     workload: { shapes: [{ name: 'product by id', weight: 1, query: PRODUCT_QUERY, viewer: 'ANONYMOUS', variants: productVariants }] },
+    // At --scale, drawn uniformly from every product: nearly every read a miss of ours' caches, what a miss costs.
+    atScale: (scale) => ({
+      shapes: [{ name: 'product by id', weight: 1, query: PRODUCT_QUERY, viewer: 'ANONYMOUS', ...population(seedCounts(scale).products, (index) => ({ id: toGlobalId('Product', productLocalId(index)) }), 'uniform', 12) }],
+    }),
   },
   // The same three shapes over every key of the data set, at scale 1 and again at --scale (1,000 by default: 100,000
   // users, 200,000 products, 1,000,000 orders), so that each gateway's figures at size sit beside its own at scale 1.

@@ -45,4 +45,12 @@ describe('the gateways table', () => {
     const row = rowOf(renderTable([measured('ours', [{ rps: 300, gatewayCpuMs: 1 }]), measured('other', [{ rps: 100, gatewayCpuMs: 2 }])], { ...RUN, rounds: 1 }), 'other');
     expect(row.slice(-3, -1)).toEqual(['3.00x', '0.50x']);
   });
+
+  it('sets ours/this CPU at size beside the same at scale 1, and how far it moved', () => {
+    const at = (scenario: string, gateway: string, gatewayCpuMs: number) => ({ ...measured(gateway, [{ rps: 1, gatewayCpuMs }]), scenario });
+    const table = renderTable([at('h', 'ours', 1), at('h', 'other', 1), at('h@1000', 'ours', 3), at('h@1000', 'other', 2), at('i', 'ours', 1)], RUN);
+    expect(table.split('\n').filter((line) => line.startsWith('| (h) |'))).toEqual(['| (h) | other | 1.00x | 1.50x | 1.50x |']);
+    expect(table).toContain('at SEED_SCALE=1000');
+    expect(renderTable([at('h', 'ours', 1), at('h', 'other', 1)], RUN)).not.toContain('SEED_SCALE');
+  });
 });
