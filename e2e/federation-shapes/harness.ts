@@ -37,8 +37,10 @@ export interface Shape {
 }
 
 export interface ServedShape {
-  /** Our gateway's /graphql URL. */
+  /** Our gateway's /graphql URL (the first replica's). */
   gateway: string;
+  /** Every replica's /graphql URL, in front of the same subgraphs. */
+  gateways: string[];
   /** The bare runtime's /graphql URL. */
   runtime: string;
   /** The supergraph both serve. */
@@ -55,8 +57,11 @@ const recording = (calls: string[]): ApolloServerPlugin => ({
   },
 });
 
-/** `gatewayEnv`: settings of our gateway beyond its defaults (the entity cache's suite turns it on). */
-export async function serveShape(shape: Shape, gatewayEnv: Record<string, string> = {}): Promise<ServedShape> {
+/**
+ * `gatewayEnv`: settings of our gateway beyond its defaults (the entity cache's suite turns it on); `replicas`: how many
+ * of our gateways serve the shape (sharing Redis when gatewayEnv names one).
+ */
+export async function serveShape(shape: Shape, gatewayEnv: Record<string, string> = {}, replicas = 1): Promise<ServedShape> {
   const stops: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     for (const stopOne of stops.reverse()) await stopOne();
@@ -79,9 +84,12 @@ export async function serveShape(shape: Shape, gatewayEnv: Record<string, string
     if (composed.errors) throw new Error(`${shape.name} does not compose:\n  ${composed.errors.map((error) => error.message).join('\n  ')}`);
     const sdl = composed.supergraphSdl;
 
-    const gateway = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent', ...gatewayEnv }), supergraph: sdl, logger: createLogger('gateway', 'silent') });
-    const gatewayUrl = await gateway.listen(0, '127.0.0.1');
-    stops.push(() => gateway.stop());
+    const gateways: string[] = [];
+    for (let replica = 0; replica < replicas; replica++) {
+      const gateway = createGateway({ config: loadGatewayConfig({ LOG_LEVEL: 'silent', ...gatewayEnv }), supergraph: sdl, logger: createLogger('gateway', 'silent') });
+      gateways.push(await gateway.listen(0, '127.0.0.1'));
+      stops.push(() => gateway.stop());
+    }
 
     // As bench/servers/hive-runtime.ts sets it up, without the header forwarding these subgraphs do not read.
     const runtime = createGatewayRuntime({ supergraph: sdl, unifiedGraphHandler, logging: false, landingPage: false, graphiql: false });
@@ -93,7 +101,7 @@ export async function serveShape(shape: Shape, gatewayEnv: Record<string, string
       await runtime[Symbol.asyncDispose]();
     });
     const runtimeUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-    return { gateway: gatewayUrl, runtime: runtimeUrl, sdl, received, stop };
+    return { gateway: gateways[0]!, gateways, runtime: runtimeUrl, sdl, received, stop };
   } catch (error) {
     await stop();
     throw error;

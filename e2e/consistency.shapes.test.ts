@@ -1,0 +1,159 @@
+// The caches' guarantee on a supergraph we did not design: a request that begins after a write's response was received
+// never reads an older value, whichever of two replicas it reaches and whichever cache answers it. The shape is
+// foreign to ours: its subgraphs declare no invalidations (the gateway must read what a mutation changed from its
+// result), hint caching with their own @cacheControl, list entities from a subgraph that does not own them, and
+// compute a field from another subgraph's value (@requires). Checked as e2e/consistency.test.ts checks ours, through
+// a Redis restart.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { checkHistory, formatConsistencyReport, graphql, HistoryRecorder, readCounter, startRedis, token, type TestRedis } from '@ordergraph/testkit';
+import { serveShape, type ServedShape, type Shape } from './federation-shapes/harness.js';
+
+const cacheControl = /* GraphQL */ `
+  @link(url: "https://example.com/caching/v1.0", import: ["@cacheControl"])
+  @composeDirective(name: "@cacheControl")
+  enum CacheControlScope { PUBLIC PRIVATE }
+  directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
+`;
+const federation = (...imports: string[]) =>
+  `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: [${['@composeDirective', ...imports].map((name) => `"${name}"`).join(', ')}])`;
+
+/** The registers: each item's version, bumped by the stock subgraph's mutation. */
+const ITEMS = ['i1', 'i2', 'i3', 'i4'];
+const versions = new Map(ITEMS.map((id) => [id, 0]));
+
+const shape: Shape = {
+  name: 'writable items, listed elsewhere',
+  subgraphs: [
+    {
+      name: 'stock',
+      typeDefs: /* GraphQL */ `
+        ${federation('@key')}
+        ${cacheControl}
+        type Query { item(id: ID!): Item @cacheControl(maxAge: 60, scope: PUBLIC) }
+        type Mutation { bump(id: ID!): Item! }
+        type Item @key(fields: "id") @cacheControl(maxAge: 60, scope: PUBLIC) { id: ID! version: Int! }
+      `,
+      resolvers: {
+        Query: { item: (_: unknown, { id }: { id: string }) => (versions.has(id) ? { id } : null) },
+        Mutation: {
+          bump: (_: unknown, { id }: { id: string }) => {
+            versions.set(id, versions.get(id)! + 1);
+            return { id };
+          },
+        },
+        Item: { __resolveReference: ({ id }: { id: string }) => ({ id }), version: ({ id }: { id: string }) => versions.get(id) },
+      },
+    },
+    {
+      name: 'shelf',
+      typeDefs: /* GraphQL */ `
+        ${federation('@key', '@external', '@requires')}
+        ${cacheControl}
+        type Query { shelf: [Item!]! @cacheControl(maxAge: 60, scope: PUBLIC) }
+        type Item @key(fields: "id") @cacheControl(maxAge: 60, scope: PUBLIC) {
+          id: ID!
+          version: Int! @external
+          label: String! @requires(fields: "version")
+        }
+      `,
+      resolvers: {
+        Query: { shelf: () => ITEMS.map((id) => ({ id })) },
+        Item: { __resolveReference: (reference: { id: string; version?: number }) => reference, label: ({ version }: { version: number }) => `v${version}` },
+      },
+    },
+  ],
+  queries: [],
+};
+
+/** Each read path: its query, who sends it, and the versions it saw by item. */
+const PATHS = [
+  { path: 'item, anonymous (response cache, root-field entry)', viewer: 'anonymous', query: 'query ($id: ID!) { item(id: $id) { id version } }', perItem: true },
+  { path: 'item, user (root-field entry)', viewer: 'user', query: 'query ($id: ID!) { item(id: $id) { id version } }', perItem: true },
+  { path: 'shelf, anonymous (response cache, listed entities)', viewer: 'anonymous', query: '{ shelf { id version } }', perItem: false },
+  { path: 'shelf labels, user (entities, @requires)', viewer: 'user', query: '{ shelf { id label } }', perItem: false },
+] as const;
+
+type Item = { id: string; version?: number; label?: string };
+const versionOf = (item: Item) => item.version ?? Number(item.label?.slice(1));
+
+let redis: TestRedis;
+let served: ServedShape;
+let user: string;
+beforeAll(async () => {
+  redis = await startRedis();
+  user = await token('USER', 'user-0001');
+  // Rate limits far above what the readers send: refusals would be failed reads, not a test of the caches.
+  served = await serveShape(shape, { REDIS_URL: redis.url, ENTITY_CACHE: 'on', ENTITY_CACHE_SHARED_SUBGRAPHS: 'stock,shelf', RATE_LIMIT_MAX: '1000000' }, 2);
+});
+afterAll(async () => {
+  await served?.stop();
+  await redis?.close();
+});
+
+it('never serves a read that began after a write an older version, on either replica, by any path, through a Redis restart', { timeout: 40_000 }, async () => {
+  const recorder = new HistoryRecorder();
+  let stopping = false;
+  const replicaOf = (n: number) => n % served.gateways.length;
+
+  const writer = async (item: string, first: number) => {
+    for (let n = first; !stopping; n++) {
+      const invokedAt = performance.now();
+      const { status, body } = await graphql(served.gateways[replicaOf(n)]!, 'mutation ($id: ID!) { bump(id: $id) { id version } }', { variables: { id: item }, token: user }).catch(
+        (error: unknown) => ({ status: 0, body: { errors: [{ message: String(error) }], data: undefined } }),
+      );
+      const version = (body.data as { bump?: Item } | undefined)?.bump?.version;
+      if (status === 200 && !body.errors && version !== undefined) recorder.write({ register: item, version, invokedAt, acknowledgedAt: performance.now() });
+      else recorder.failedWrite({ register: item, version: -1, invokedAt, endedAt: performance.now(), error: JSON.stringify(body.errors) });
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+  };
+  const reader = async (index: number) => {
+    for (let n = index; !stopping; n++) {
+      const { path, viewer, query, perItem } = PATHS[n % PATHS.length]!;
+      const replica = replicaOf(n + index);
+      const item = ITEMS[n % ITEMS.length]!;
+      const startedAt = performance.now();
+      const { status, body } = await graphql(served.gateways[replica]!, query, { ...(perItem ? { variables: { id: item } } : {}), ...(viewer === 'user' ? { token: user } : {}) }).catch(
+        (error: unknown) => ({ status: 0, body: { errors: [{ message: String(error) }], data: undefined } }),
+      );
+      const endedAt = performance.now();
+      const data = body.data as { item?: Item; shelf?: Item[] } | undefined;
+      const items = perItem ? (data?.item ? [data.item] : []) : (data?.shelf ?? []);
+      if (status !== 200 || body.errors || items.length === 0) {
+        recorder.failedRead({ path, replica, startedAt, endedAt, error: JSON.stringify(body.errors ?? status) });
+        continue;
+      }
+      for (const seen of items) recorder.read({ register: seen.id, path, replica, startedAt, endedAt, version: versionOf(seen) });
+    }
+  };
+
+  recorder.phase('steady');
+  const workers = [...ITEMS.map((item, i) => writer(item, i)), ...Array.from({ length: 6 }, (_, i) => reader(i))];
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  recorder.phase('redis restarted');
+  await redis.stop();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await redis.start();
+  recorder.phase('after the restart');
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
+  stopping = true;
+  await Promise.all(workers);
+
+  const report = checkHistory(recorder.history);
+  console.log(`consistency on a foreign shape:\n${formatConsistencyReport(report, { staleShown: 10 })}`);
+  const metric = (name: string, result: string) =>
+    Promise.all(served.gateways.map((url) => readCounter(url.replace(/\/graphql$/, '/metrics'), name, { result }))).then((counts) => counts.reduce((sum, count) => sum + count, 0));
+
+  // Every path read, through both replicas, and both caches answered some reads: the guarantee was put to the test.
+  expect(report.paths.map(({ path }) => path).sort()).toEqual(PATHS.map(({ path }) => path).sort());
+  for (const path of report.paths) expect({ path: path.path, enough: path.reads >= 40 && path.byReplica.every((reads) => reads > 0) }).toEqual({ path: path.path, enough: true });
+  expect(report.writes).toBeGreaterThan(50);
+  expect(report.failedReads).toBe(0);
+  expect(await metric('gateway_response_cache_lookups_total', 'hit')).toBeGreaterThan(0);
+  expect(await metric('gateway_entity_cache_lookups_total', 'hit')).toBeGreaterThan(0);
+  expect(report.impossible).toEqual([]);
+  const stale = Object.fromEntries(
+    report.paths.filter((path) => path.stale > 0).map((path) => [path.path, `${path.stale} stale, up to ${path.worstBehindVersions} versions and ${Math.round(path.worstBehindMs)} ms behind`]),
+  );
+  expect(stale).toEqual({});
+});
