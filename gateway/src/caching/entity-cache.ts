@@ -28,7 +28,7 @@ import { Counter, type Registry } from 'prom-client';
 import { cacheHints } from './cache-control.js';
 import type { Dependencies, EntityStore, StoredEntry } from './entity-store.js';
 import { entityGeneration, possibleObjectTypes, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
-import { entityKeys, fetchShape, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
+import { entityKeys, fetchShape, graphValue, subgraphTypes, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
 import { CACHE_INVALIDATION_PATH, LEGACY_PURGE_PATH, parseInvalidations, refusal } from './invalidation-endpoint.js';
@@ -97,6 +97,11 @@ interface Written {
   entities: Map<string, Set<string>>;
   /** Types written with no ID known: every entry of the type goes. */
   types: Set<string>;
+  /**
+   * Read from a result: some root field's answer names no object (a scalar, an enum, a null), so what its write changed
+   * cannot be read from it.
+   */
+  unnamed?: boolean;
 }
 
 /**
@@ -175,9 +180,11 @@ function writtenEntities(schema: GraphQLSchema, document: DocumentNode, operatio
   for (const [key, field] of fieldsOf([operation.selectionSet], root)) {
     const definition = rootFields[field.name];
     if (!definition) continue;
+    const value = data?.[key];
     // A failed root field may have committed before it failed: its types go whole.
-    if (failed && (data?.[key] === null || data?.[key] === undefined)) for (const name of allOf(getNamedType(definition.type))) written.types.add(name);
-    visitValue(data?.[key], definition.type, field.sets);
+    if (failed && (value === null || value === undefined)) for (const name of allOf(getNamedType(definition.type))) written.types.add(name);
+    if (value === null || value === undefined || !isCompositeType(getNamedType(definition.type))) written.unnamed = true;
+    visitValue(value, definition.type, field.sets);
   }
   return written;
 }
@@ -192,6 +199,7 @@ function returnedTypes({ schema, document, operationName }: ExecutionArgs): Writ
     const named = returned && getNamedType(returned);
     if (named && isObjectType(named)) written.types.add(named.name);
     else if (named && isAbstractType(named)) for (const type of schema.getPossibleTypes(named)) written.types.add(type.name);
+    else if (named) written.unnamed = true;
   }
   return written;
 }
@@ -222,6 +230,8 @@ const generationsOf = (written: Written, declared: boolean): string[] => [
 interface MutationFetches {
   fetches: number;
   undeclared: number;
+  /** The subgraphs of the fetches that declared nothing. */
+  undeclaredSubgraphs: Set<string>;
   declared: Invalidation[];
 }
 
@@ -238,7 +248,7 @@ export interface EntityCache {
  */
 export function createEntityCache(options: EntityCacheOptions): EntityCache {
   const { store, logger } = options;
-  let served: (ServedSchema & { shapes: WeakMap<DocumentNode, Map<string, FetchShape>> }) | undefined;
+  let served: (ServedSchema & { shapes: WeakMap<DocumentNode, Map<string, FetchShape>>; types: ReadonlyMap<string, readonly string[]> }) | undefined;
   // Per request context: what its mutation's subgraph fetches declared, read once the mutation's result is in.
   const mutationFetches = new WeakMap<object, MutationFetches>();
   const lookups = new Counter({
@@ -428,6 +438,18 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     return fetched;
   };
 
+  /**
+   * A result that names no object says nothing of its write: every type of each subgraph that wrote without declaring
+   * goes whole (of every subgraph where it is unknown which wrote: two mutations of a batch, a subgraph not found).
+   */
+  const withUnnamed = (written: Written, fetches: MutationFetches): Written => {
+    if (!written.unnamed) return written;
+    const all = [...(served?.types.values() ?? [])].flat();
+    const known = [...fetches.undeclaredSubgraphs].map((subgraph) => served?.types.get(graphValue(subgraph)));
+    for (const type of known.length > 0 && known.every(Boolean) ? known.flat() : all) written.types.add(type!);
+    return written;
+  };
+
   const invalidateAll = async (request: Request): Promise<Response> => {
     let body: unknown;
     try {
@@ -462,7 +484,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
 
   const plugin: GatewayPlugin = {
     onSchemaChange({ schema }) {
-      served = { schema, hints: cacheHints(schema), keys: entityKeys(schema), shapes: new WeakMap() };
+      served = { schema, hints: cacheHints(schema), keys: entityKeys(schema), shapes: new WeakMap(), types: subgraphTypes(schema) };
     },
     onRequest({ request, url, serverContext, endResponse }) {
       if (url.pathname !== CACHE_INVALIDATION_PATH && url.pathname !== LEGACY_PURGE_PATH) return undefined;
@@ -481,12 +503,16 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     onExecute({ args, executeFn, setExecuteFn }) {
       if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
       setExecuteFn(async (executed: ExecutionArgs) => {
-        const fetches: MutationFetches = { fetches: 0, undeclared: 0, declared: [] };
+        const fetches: MutationFetches = { fetches: 0, undeclared: 0, undeclaredSubgraphs: new Set(), declared: [] };
         const context = executed.contextValue;
         if (context && typeof context === 'object') {
-          // Two mutations of one context (a batch sharing it) cannot tell their fetches apart: neither trusts them.
+          // Two mutations of one context (a batch sharing it) cannot tell their fetches apart: neither trusts them,
+          // and each holds the other's undeclared subgraphs for its own.
           const other = mutationFetches.get(context);
-          if (other) other.undeclared = fetches.undeclared = 1;
+          if (other) {
+            other.undeclared = fetches.undeclared = 1;
+            fetches.undeclaredSubgraphs = other.undeclaredSubgraphs;
+          }
           mutationFetches.set(context, fetches);
         }
         const result = (await executeFn(executed)) as ExecutionResult | AsyncIterable<ExecutionResult>;
@@ -502,7 +528,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
             async (part) => {
               if (!dropped) {
                 dropped = true;
-                await bump(generationsOf(returnedTypes(executed), false), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
+                await bump(generationsOf(withUnnamed(returnedTypes(executed), fetches), false), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
               }
               return part;
             },
@@ -514,7 +540,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
         // Every subgraph that wrote said what it changed: taken at its word (Apollo Router's model). Otherwise the
         // mutation's result is read instead, and the types it holds go whole.
         const declared = fetches.fetches > 0 && fetches.undeclared === 0;
-        const written = declared ? declaredWrites(fetches.declared) : writtenEntities(executed.schema, executed.document, executed.operationName, result);
+        const written = declared ? declaredWrites(fetches.declared) : withUnnamed(writtenEntities(executed.schema, executed.document, executed.operationName, result), fetches);
         const generations = generationsOf(written, declared);
         if (generations.length > 0) {
           await bump(generations, declared ? 'declared' : 'mutation').catch((error: unknown) => {
@@ -534,7 +560,10 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
           const result = (await executor(request)) as Result | AsyncIterable<Result>;
           const declared = isAsyncIterable(result) ? undefined : invalidationsIn(result.extensions);
           if (declared) fetches.declared.push(...declared);
-          else fetches.undeclared++;
+          else {
+            fetches.undeclared++;
+            fetches.undeclaredSubgraphs.add(subgraphName);
+          }
           return result;
         }) as Executor);
         return;

@@ -97,6 +97,34 @@ export function entityKeys(schema: GraphQLSchema): EntityKeys {
   return keys;
 }
 
+/**
+ * The object types each subgraph defines or extends (`@join__type(graph:)`), by its `join__Graph` value: what a write
+ * of that subgraph may have changed when it says nothing of it. (The schema served keeps `@join__type` on each type
+ * but not the `join__Graph` enum that names the subgraphs: graphValue gives a subgraph's value.)
+ */
+export function subgraphTypes(schema: GraphQLSchema): ReadonlyMap<string, readonly string[]> {
+  const types = new Map<string, string[]>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type === schema.getQueryType() || type === schema.getMutationType() || type === schema.getSubscriptionType()) continue;
+    for (const directive of type.astNode?.directives ?? []) {
+      if (directive.name.value !== 'join__type') continue;
+      const graph = directive.arguments?.find((argument) => argument.name.value === 'graph')?.value;
+      if (graph?.kind === Kind.ENUM && !types.get(graph.value)?.includes(type.name)) types.set(graph.value, [...(types.get(graph.value) ?? []), type.name]);
+    }
+  }
+  return types;
+}
+
+/**
+ * A subgraph's `join__Graph` value as composition names it: capitals, every other character than a letter, a digit or
+ * `_` as `_`, and `_` before a leading digit. (Two names that collide are numbered by composition: such a subgraph is
+ * not found, and its callers take every subgraph's types.)
+ */
+export const graphValue = (subgraph: string): string => {
+  const sanitized = subgraph.replace(/[^_a-zA-Z0-9]/g, '_').toUpperCase();
+  return /^[0-9]/.test(sanitized) ? `_${sanitized}` : sanitized;
+};
+
 /** The schema a fetch is read against: its cache hints and its entities' keys, worked out once per supergraph. */
 export interface ServedSchema {
   schema: GraphQLSchema;

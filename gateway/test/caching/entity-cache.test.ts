@@ -4,7 +4,7 @@ import { buildSchema, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { cacheHints } from '../../src/caching/cache-control.js';
 import { BoundedEntries, memoryEntityStore } from '../../src/caching/entity-store.js';
-import { entityKeys, fetchShape, type PolicySettings } from '../../src/caching/fetch-policy.js';
+import { entityKeys, fetchShape, graphValue, subgraphTypes, type PolicySettings } from '../../src/caching/fetch-policy.js';
 
 const schema = buildSchema(`
   enum CacheControlScope { PUBLIC PRIVATE }
@@ -93,6 +93,21 @@ describe('what a subgraph fetch may keep', () => {
     expect(root('{ version }')).toMatchObject({ maxAge: 0 });
     expect(root('mutation { touch }')).toBe('uncached');
     expect(root('query ($representations: [_Any!]!) { a: _entities(representations: $representations) { ... on Product { name } } }')).toBe('uncached');
+  });
+});
+
+describe('what a subgraph may have written when it says nothing', () => {
+  it("is every object type its @join__type names, found by the graph value composition gives the subgraph's name", () => {
+    const supergraph = buildSchema(`
+      enum join__Graph { STOCK MY_SHELF _1ST }
+      directive @join__type(graph: join__Graph!, key: String) repeatable on OBJECT | INTERFACE
+      type Query { item: Item }
+      type Item @join__type(graph: STOCK, key: "id") @join__type(graph: MY_SHELF, key: "id") { id: ID! }
+      type Shelf @join__type(graph: MY_SHELF) { id: ID! }
+      type Edition @join__type(graph: _1ST) { id: ID! }
+    `);
+    const types = subgraphTypes(supergraph);
+    expect(['stock', 'my-shelf', '1st', 'unknown'].map((name) => types.get(graphValue(name)))).toEqual([['Item'], ['Item', 'Shelf'], ['Edition'], undefined]);
   });
 });
 
