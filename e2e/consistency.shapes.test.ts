@@ -2,8 +2,9 @@
 // never reads an older value, whichever of two replicas it reaches and whichever cache answers it. The shape is
 // foreign to ours: its subgraphs declare no invalidations (the gateway must read what a mutation changed from its
 // result, and half the writes answer with a number, which names nothing), hint caching with their own @cacheControl,
-// list entities from a subgraph that does not own them, and compute a field from another subgraph's value
-// (@requires). Checked as e2e/consistency.test.ts checks ours, through a Redis restart.
+// answer a cacheable root field with a bare number, list entities from a subgraph that does not own them, and compute a
+// field from another subgraph's value (@requires). Checked as e2e/consistency.test.ts checks ours, through a Redis
+// restart.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { checkHistory, formatConsistencyReport, graphql, HistoryRecorder, readCounter, startRedis, token, type TestRedis } from '@ordergraph/testkit';
 import { serveShape, type ServedShape, type Shape } from './federation-shapes/harness.js';
@@ -29,12 +30,12 @@ const shape: Shape = {
       typeDefs: /* GraphQL */ `
         ${federation('@key')}
         ${cacheControl}
-        type Query { item(id: ID!): Item @cacheControl(maxAge: 60, scope: PUBLIC) }
+        type Query { item(id: ID!): Item @cacheControl(maxAge: 60, scope: PUBLIC) level(id: ID!): Int @cacheControl(maxAge: 60, scope: PUBLIC) }
         type Mutation { bump(id: ID!): Item! bumpQuietly(id: ID!): Int! }
         type Item @key(fields: "id") @cacheControl(maxAge: 60, scope: PUBLIC) { id: ID! version: Int! }
       `,
       resolvers: {
-        Query: { item: (_: unknown, { id }: { id: string }) => (versions.has(id) ? { id } : null) },
+        Query: { item: (_: unknown, { id }: { id: string }) => (versions.has(id) ? { id } : null), level: (_: unknown, { id }: { id: string }) => versions.get(id) },
         Mutation: {
           bump: (_: unknown, { id }: { id: string }) => {
             versions.set(id, versions.get(id)! + 1);
@@ -75,6 +76,8 @@ const PATHS = [
   { path: 'item, user (root-field entry)', viewer: 'user', query: 'query ($id: ID!) { item(id: $id) { id version } }', perItem: true },
   { path: 'shelf, anonymous (response cache, listed entities)', viewer: 'anonymous', query: '{ shelf { id version } }', perItem: false },
   { path: 'shelf labels, user (entities, @requires)', viewer: 'user', query: '{ shelf { id label } }', perItem: false },
+  { path: 'level, anonymous (response cache, scalar root field)', viewer: 'anonymous', query: 'query ($id: ID!) { level(id: $id) }', perItem: true },
+  { path: 'level, user (scalar root field)', viewer: 'user', query: 'query ($id: ID!) { level(id: $id) }', perItem: true },
 ] as const;
 
 type Item = { id: string; version?: number; label?: string };
@@ -124,8 +127,8 @@ it('never serves a read that began after a write an older version, on either rep
         (error: unknown) => ({ status: 0, body: { errors: [{ message: String(error) }], data: undefined } }),
       );
       const endedAt = performance.now();
-      const data = body.data as { item?: Item; shelf?: Item[] } | undefined;
-      const items = perItem ? (data?.item ? [data.item] : []) : (data?.shelf ?? []);
+      const data = body.data as { item?: Item; shelf?: Item[]; level?: number } | undefined;
+      const items = perItem ? (data?.item ? [data.item] : typeof data?.level === 'number' ? [{ id: item, version: data.level }] : []) : (data?.shelf ?? []);
       if (status !== 200 || body.errors || items.length === 0) {
         recorder.failedRead({ path, replica, startedAt, endedAt, error: JSON.stringify(body.errors ?? status) });
         continue;

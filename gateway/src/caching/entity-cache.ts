@@ -27,7 +27,7 @@ import {
 import { Counter, type Registry } from 'prom-client';
 import { cacheHints } from './cache-control.js';
 import type { Dependencies, EntityStore, StoredEntry } from './entity-store.js';
-import { entityGeneration, possibleObjectTypes, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
+import { VALUES_GENERATION, entityGeneration, possibleObjectTypes, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
 import { entityKeys, fetchShape, graphValue, subgraphTypes, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
@@ -216,8 +216,12 @@ function declaredWrites(declared: readonly Invalidation[]): Written {
   return written;
 }
 
-/** The generations a write bumps; `declared`: its subgraphs named every entity whose fields or lists it changed. */
+/**
+ * The generations a write bumps; `declared`: its subgraphs named every entity whose fields or lists it changed. Every
+ * write sets VALUES_GENERATION: what root fields answer without naming an object may have changed with any of them.
+ */
 const generationsOf = (written: Written, declared: boolean): string[] => [
+  VALUES_GENERATION,
   ...[...written.entities].flatMap(([type, ids]) => [
     rootGeneration(type),
     ...(declared ? [] : [typeGeneration(type)]),
@@ -414,14 +418,14 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   };
 
   const rootFields = async (subgraph: string, shape: Extract<FetchShape, { kind: 'root' }>, request: ExecutionRequest, executor: Executor, caller: string) => {
-    const { policy, entity } = shape;
+    const { policy, entity, values } = shape;
     const type = 'Query';
     const key = `${fetchKeyOf(subgraph, request.document, JSON.stringify(request.variables ?? {}))}\u0000${policy.shared ? PUBLIC_READER : caller}`;
     const id = entity && ('value' in entity.id ? entity.id.value : request.variables?.[entity.id.variable]);
     const dependencies =
       entity && (typeof id === 'string' || typeof id === 'number')
         ? [purgeGeneration(entity.type), entityGeneration(entity.type, String(id)), ...policy.types.map(typeGeneration)]
-        : [...(entity ? [entity.type] : []), ...policy.types].map(rootGeneration);
+        : [...[...(entity ? [entity.type] : []), ...policy.types].map(rootGeneration), ...(values ? [VALUES_GENERATION] : [])];
     const stamps = await store.stamps([{ shared: dependencies }], request.context);
     if (!stamps) {
       lookups.inc({ subgraph, type, result: 'unavailable' });
@@ -465,14 +469,13 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
         await store.purgeAll();
         invalidations.inc({ cause: 'purge', result: 'ok' });
       } else {
-        await bump(
-          parsed.flatMap((item) => {
-            if (item.kind === 'everything') return [];
-            const own = item.kind === 'entity' ? entityGeneration(item.type, item.id) : purgeGeneration(item.type);
-            return [own, typeGeneration(item.type), rootGeneration(item.type)];
-          }),
-          'purge',
-        );
+        // What root fields answer without naming an object may hang on what was written around the gateway too.
+        const generations = parsed.flatMap((item) => {
+          if (item.kind === 'everything') return [];
+          const own = item.kind === 'entity' ? entityGeneration(item.type, item.id) : purgeGeneration(item.type);
+          return [own, typeGeneration(item.type), rootGeneration(item.type)];
+        });
+        await bump([...generations, VALUES_GENERATION], 'purge');
       }
     } catch (error) {
       logger.error({ err: error }, 'cache invalidation failed');

@@ -59,7 +59,8 @@ export interface PolicySettings {
 
 export type FetchShape =
   | { kind: 'entities'; policies: ReadonlyMap<string, FetchPolicy> }
-  | { kind: 'root'; policy: FetchPolicy; entity?: RootEntity }
+  /** `values`: a root field it selects answers no object (a scalar, an enum: VALUES_GENERATION in generations.ts). */
+  | { kind: 'root'; policy: FetchPolicy; entity?: RootEntity; values: boolean }
   | { kind: 'uncached' };
 
 interface Walked {
@@ -270,13 +271,17 @@ export function fetchShape(served: ServedSchema, document: DocumentNode, subgrap
     return field ? possibleObjectTypes(schema, getNamedType(field.type)) : [];
   });
   const policy = policyOf(walked, subgraph, root.name, settings, returned);
+  const values = operation.selectionSet.selections.some((selection) => {
+    const field = selection.kind === Kind.FIELD ? root.getFields()[selection.name.value] : undefined;
+    return field !== undefined && !isCompositeType(getNamedType(field.type));
+  });
   const only = first?.kind === Kind.FIELD && rest.length === 0 ? first : undefined;
   const entity = only && rootEntity(served, root, only);
-  if (!entity || !only?.selectionSet) return { kind: 'root', policy };
+  if (!entity || !only?.selectionSet) return { kind: 'root', policy, values };
   // What it holds below the entity, as an entity fetch of that type would.
   const below = emptyWalk();
   walk(served, fragments, only.selectionSet, schema.getType(entity.type) as GraphQLCompositeType, 0, below);
-  return { kind: 'root', policy: { ...policy, types: [...below.types].sort() }, entity };
+  return { kind: 'root', policy: { ...policy, types: [...below.types].sort() }, entity, values };
 }
 
 /** The entity a root field names by its `id` key (an `id` argument of the key field's type), if it returns one object. */

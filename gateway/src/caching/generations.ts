@@ -12,6 +12,12 @@ export const entityGeneration = (type: string, id: string) => `e:${type}:${id}`;
 export const purgeGeneration = (type: string) => `p:${type}`;
 export const typeGeneration = (type: string) => `t:${type}`;
 export const rootGeneration = (type: string) => `r:${type}`;
+/**
+ * What root fields answer without naming an object (a scalar, an enum, a list of them: a count, a flag): no write can
+ * be told to change it or not, so every mutation sets it, and every entry or response holding such an answer depends
+ * on it.
+ */
+export const VALUES_GENERATION = 'v:';
 
 /** An object a response holds: its type (or the interface or union it stands in), and its ID when it was selected. */
 export interface HeldObject {
@@ -34,11 +40,12 @@ export function objectTypesOf(schema: GraphQLSchema | undefined, typename: strin
 /**
  * The generations a whole response depends on, as an entity cache entry of the same data would: each object it holds
  * by its own generation (by `r:` of its type when its ID is unknown: any write of the type), `p:` and `t:` of every type
- * it holds, and `r:` of the types a root field returns unless it named its entity by ID (`listed`: a list or a search
- * may gain or lose members with any write of the type).
+ * it holds, `r:` of the types a root field returns unless it named its entity by ID (`listed`: a list or a search
+ * may gain or lose members with any write of the type), and VALUES_GENERATION when a root field answers no object
+ * (`values`).
  */
-export function responseDependencies(schema: GraphQLSchema | undefined, held: Iterable<HeldObject>, listed: Iterable<string>): string[] {
-  const generations = new Set<string>();
+export function responseDependencies(schema: GraphQLSchema | undefined, held: Iterable<HeldObject>, listed: Iterable<string>, values = false): string[] {
+  const generations = new Set<string>(values ? [VALUES_GENERATION] : []);
   const holdType = (type: string) => generations.add(purgeGeneration(type)).add(typeGeneration(type));
   for (const { typename, id } of held) {
     const identified = id !== undefined && id !== null && id !== '';

@@ -134,7 +134,8 @@ function checkedResponses(
       const held = [...entities].map(({ typename, id }) =>
         typename.endsWith(UNIDENTIFIED) ? { typename: typename.slice(0, -UNIDENTIFIED.length) } : { typename, id },
       );
-      const dependencies = responseDependencies(schemaOf(), held, listedTypes.get(context) ?? []);
+      const roots = rootsRead.get(context);
+      const dependencies = responseDependencies(schemaOf(), held, roots?.listed ?? [], roots?.values);
       kept.set(key, { m: mark, d: dependencies, v: result }, Math.ceil(ttl));
     },
     invalidate() {},
@@ -354,12 +355,12 @@ const executingClientDocument =
       (result) => {
         if (!isAsyncIterable<Incremental>(result)) {
           const single = result as ExecutionResult;
-          if (context && typeof context === 'object') listedTypes.set(context, rootListings(args.schema, root, operation, fragments, single.data));
+          if (context && typeof context === 'object') rootsRead.set(context, rootListings(args.schema, root, operation, fragments, single.data));
           return single.data ? { ...single, data: withMetadata({ schema: args.schema, root, fragments, landings: undefined }, single.data, root, rootSelections, []) } : single;
         }
         // An answer in parts (@defer): each part lands on an object an earlier part delivered. Its root fields' lists
         // count whatever they found (the parts come later).
-        if (context && typeof context === 'object') listedTypes.set(context, rootListings(args.schema, root, operation, fragments, undefined));
+        if (context && typeof context === 'object') rootsRead.set(context, rootListings(args.schema, root, operation, fragments, undefined));
         const walk: Walk = { schema: args.schema, root, fragments, landings: new Map() };
         return mapAsyncIterator(result, (part) => {
           const data = part.data ? withMetadata(walk, part.data, root, rootSelections, []) : part.data;
@@ -393,22 +394,27 @@ export const responseCacheKey: BuildResponseCacheKeyFunction = (params) =>
     .digest('hex');
 
 /**
- * The types whose lists a response's root fields show (by context): every root field's, but one that names the entity
- * it returns by its `id` argument and found it (its entity's own generation covers it).
+ * What a response's root fields read (by context): the types whose lists they show, every root field's but one that
+ * names the entity it returns by its `id` argument and found it (its entity's own generation covers it); and whether
+ * one answers no object (`values`: a scalar or an enum, which no write names).
  */
-const listedTypes = new WeakMap<object, string[]>();
+const rootsRead = new WeakMap<object, { listed: string[]; values: boolean }>();
 
-function rootListings(schema: GraphQLSchema, root: GraphQLObjectType, operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, data: unknown): string[] {
-  const listed: string[] = [];
-  const values = (data ?? {}) as Record<string, unknown>;
+function rootListings(schema: GraphQLSchema, root: GraphQLObjectType, operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, data: unknown): { listed: string[]; values: boolean } {
+  const read = { listed: [] as string[], values: false };
+  const answers = (data ?? {}) as Record<string, unknown>;
   for (const [key, field] of collectFields(schema, fragments, rootSelectionsOf(operation), root, root)) {
     const definition = root.getFields()[field.name];
-    if (!definition || !isCompositeType(getNamedType(definition.type))) continue;
+    if (!definition) continue;
+    if (!isCompositeType(getNamedType(definition.type))) {
+      read.values = true;
+      continue;
+    }
     const unwrapped = isNonNullType(definition.type) ? definition.type.ofType : definition.type;
     const byId = !isListType(unwrapped) && definition.args.some((argument) => argument.name === ID_FIELD);
-    if (!byId || values[key] === null || values[key] === undefined) listed.push(getNamedType(definition.type).name);
+    if (!byId || answers[key] === null || answers[key] === undefined) read.listed.push(getNamedType(definition.type).name);
   }
-  return listed;
+  return read;
 }
 
 // Only anonymous queries are cached, each response with the mark of the changes read before it executed and the

@@ -83,6 +83,13 @@ describe('what a subgraph fetch may keep', () => {
     expect(rootShape('{ product(id: "p1") { name } version }')).not.toHaveProperty('entity');
   });
 
+  it('says whether a root field answers no object: what no write names, which every write may change', () => {
+    expect(rootShape('{ version }')).toMatchObject({ values: true });
+    expect(rootShape('{ product(id: "p1") { name } version }')).toMatchObject({ values: true });
+    expect(rootShape('{ shelf { id } __typename }')).toMatchObject({ values: false });
+    expect(rootShape('{ product(id: "p1") { name } }')).toMatchObject({ values: false });
+  });
+
   it('keeps nothing of a field the schema does not know', () => {
     expect(entities('... on Product { name internal }')['Product']!.maxAge).toBe(0);
   });

@@ -32,6 +32,10 @@ describe('the generations a response depends on', () => {
   it('name no root type and no scalar', () => {
     expect(responseDependencies(schema, [{ typename: 'Query' }, { typename: 'String' }], ['Mutation'])).toEqual([]);
   });
+
+  it('are every write for a root field that answers no object (a count, a flag): no write names it', () => {
+    expect(responseDependencies(schema, [], [], true)).toEqual(['v:']);
+  });
 });
 
 describe('the response cache key', () => {
