@@ -21,6 +21,8 @@ const federation = (...imports: string[]) =>
 /** The registers: each item's version, bumped by the stock subgraph's mutation. */
 const ITEMS = ['i1', 'i2', 'i3', 'i4'];
 const versions = new Map(ITEMS.map((id) => [id, 0]));
+/** What each restock also wrote, by the item and version it answered with. */
+const sideEffects = new Map<string, { register: string; version: number }>();
 
 const shape: Shape = {
   name: 'writable items, listed elsewhere',
@@ -31,7 +33,7 @@ const shape: Shape = {
         ${federation('@key')}
         ${cacheControl}
         type Query { item(id: ID!): Item @cacheControl(maxAge: 60, scope: PUBLIC) level(id: ID!): Int @cacheControl(maxAge: 60, scope: PUBLIC) }
-        type Mutation { bump(id: ID!): Item! bumpQuietly(id: ID!): Int! }
+        type Mutation { bump(id: ID!): Item! bumpQuietly(id: ID!): Int! restock(id: ID!): Item! }
         type Item @key(fields: "id") @cacheControl(maxAge: 60, scope: PUBLIC) { id: ID! version: Int! }
       `,
       resolvers: {
@@ -39,6 +41,13 @@ const shape: Shape = {
         Mutation: {
           bump: (_: unknown, { id }: { id: string }) => {
             versions.set(id, versions.get(id)! + 1);
+            return { id };
+          },
+          restock: (_: unknown, { id }: { id: string }) => {
+            const next = ITEMS[(ITEMS.indexOf(id) + 1) % ITEMS.length]!;
+            versions.set(id, versions.get(id)! + 1);
+            versions.set(next, versions.get(next)! + 1);
+            sideEffects.set(`${id}:${versions.get(id)}`, { register: next, version: versions.get(next)! });
             return { id };
           },
           bumpQuietly: (_: unknown, { id }: { id: string }) => {
@@ -106,13 +115,18 @@ it('never serves a read that began after a write an older version, on either rep
     for (let n = first; !stopping; n++) {
       const invokedAt = performance.now();
       // Every other write answers with a number only: nothing in its result names what it changed.
-      const mutation = n % 2 === 0 ? 'mutation ($id: ID!) { bump(id: $id) { id version } }' : 'mutation ($id: ID!) { bump: bumpQuietly(id: $id) }';
+      const mutation = ['mutation ($id: ID!) { bump(id: $id) { id version } }', 'mutation ($id: ID!) { bump: bumpQuietly(id: $id) }', 'mutation ($id: ID!) { bump: restock(id: $id) { id version } }'][n % 3]!;
       const { status, body } = await graphql(served.gateways[replicaOf(n)]!, mutation, { variables: { id: item }, token: user }).catch(
         (error: unknown) => ({ status: 0, body: { errors: [{ message: String(error) }], data: undefined } }),
       );
       const bumped = (body.data as { bump?: Item | number } | undefined)?.bump;
       const version = typeof bumped === 'number' ? bumped : bumped?.version;
-      if (status === 200 && !body.errors && version !== undefined) recorder.write({ register: item, version, invokedAt, acknowledgedAt: performance.now() });
+      if (status === 200 && !body.errors && version !== undefined) {
+        const acknowledgedAt = performance.now();
+        recorder.write({ register: item, version, invokedAt, acknowledgedAt });
+        const also = sideEffects.get(`${item}:${version}`);
+        if (also) recorder.write({ ...also, invokedAt, acknowledgedAt });
+      }
       else recorder.failedWrite({ register: item, version: -1, invokedAt, endedAt: performance.now(), error: JSON.stringify(body.errors) });
       await new Promise((resolve) => setTimeout(resolve, 15));
     }
@@ -166,4 +180,23 @@ it('never serves a read that began after a write an older version, on either rep
     report.paths.filter((path) => path.stale > 0).map((path) => [path.path, `${path.stale} stale, up to ${path.worstBehindVersions} versions and ${Math.round(path.worstBehindMs)} ms behind`]),
   );
   expect(stale).toEqual({});
+});
+
+it('shows a write\'s side effect, which its answer does not name, to every read that begins after it, by every path', async () => {
+  const read = async (bearer: string | undefined) => {
+    const { body } = await graphql(served.gateways[0]!, '{ item(id: "i3") { version } level(id: "i3") shelf { id version label } }', bearer ? { token: bearer } : {});
+    const data = body.data as { item: Item; level: number; shelf: Item[] };
+    const listed = data.shelf.find((item) => item.id === 'i3')!;
+    return [data.item.version, data.level, listed.version, Number(listed.label!.slice(1))];
+  };
+  for (const bearer of [undefined, user]) {
+    // Twice, so that the second is answered from the caches.
+    await read(bearer);
+    const before = versions.get('i3')!;
+    expect(await read(bearer)).toEqual([before, before, before, before]);
+    // Restocking i2 restocks i3 too; the answer names i2 alone.
+    const { body } = await graphql(served.gateways[1]!, 'mutation { restock(id: "i2") { id } }', { token: user });
+    expect(body.errors).toBeUndefined();
+    expect(await read(bearer)).toEqual([before + 1, before + 1, before + 1, before + 1]);
+  }
 });

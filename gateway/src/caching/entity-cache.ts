@@ -5,29 +5,11 @@ import { createHash } from 'node:crypto';
 import type { GatewayPlugin } from '@graphql-hive/gateway-runtime';
 import { isAsyncIterable, mapAsyncIterator, type ExecutionRequest, type Executor } from '@graphql-tools/utils';
 import { ErrorCode, invalidationsIn, setSpanAttributes, type Invalidation, type Logger } from '@ordergraph/core';
-import {
-  GraphQLError,
-  Kind,
-  getNamedType,
-  getOperationAST,
-  isAbstractType,
-  isCompositeType,
-  isListType,
-  isNonNullType,
-  isObjectType,
-  type DocumentNode,
-  type ExecutionArgs,
-  type ExecutionResult,
-  type FragmentDefinitionNode,
-  type GraphQLNamedType,
-  type GraphQLOutputType,
-  type GraphQLSchema,
-  type SelectionSetNode,
-} from 'graphql';
+import { GraphQLError, getOperationAST, isObjectType, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import { cacheHints } from './cache-control.js';
 import type { Dependencies, EntityStore, StoredEntry } from './entity-store.js';
-import { VALUES_GENERATION, entityGeneration, possibleObjectTypes, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
+import { VALUES_GENERATION, entityGeneration, purgeGeneration, rootGeneration, typeGeneration } from './generations.js';
 import { entityKeys, fetchShape, graphValue, subgraphTypes, type FetchPolicy, type FetchShape, type PolicySettings, type ServedSchema } from './fetch-policy.js';
 import { printedOnce, viewerOf } from '../execution/operation.js';
 import { errorResponse } from '../security/errors.js';
@@ -50,9 +32,6 @@ export interface EntityCacheOptions extends PolicySettings {
   /** Signs a subgraph request again once narrowed to the representations not held (subgraphs/upstream.ts). */
   sign: ((request: ExecutionRequest) => ExecutionRequest) | undefined;
 }
-
-/** The prefix of the aliases under which the response cache adds `__typename` and `id` to a mutation it executes. */
-const RESPONSE_CACHE_ALIAS = '__responseCache';
 
 /** The span of a subgraph call, where Hive's OpenTelemetry plugin traces it (its context extension). */
 interface TracedContext {
@@ -97,111 +76,6 @@ interface Written {
   entities: Map<string, Set<string>>;
   /** Types written with no ID known: every entry of the type goes. */
   types: Set<string>;
-  /**
-   * Read from a result: some root field's answer names no object (a scalar, an enum, a null), so what its write changed
-   * cannot be read from it.
-   */
-  unnamed?: boolean;
-}
-
-/**
- * The entities a mutation's result holds, by type and ID (alias-aware: the ID and `__typename` as the client selected
- * them). An object whose ID was not selected, or whose type cannot be told, drops its whole type (every type that may
- * stand there); a root field that failed drops every type it returns.
- */
-function writtenEntities(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, result: ExecutionResult): Written {
-  const written: Written = { entities: new Map(), types: new Set() };
-  const operation = getOperationAST(document, operationName);
-  const root = operation && schema.getRootType(operation.operation);
-  if (!operation || !root) return written;
-  const fragments = new Map<string, FragmentDefinitionNode>(
-    document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition] as const] : [])),
-  );
-  const allOf = (type: GraphQLNamedType) => possibleObjectTypes(schema, type);
-  /** Response keys of the selections for an object of `type`: field name and sub-selections. */
-  const fieldsOf = (sets: readonly SelectionSetNode[], type: GraphQLNamedType) => {
-    const fields = new Map<string, { name: string; sets: SelectionSetNode[] }>();
-    const visit = (set: SelectionSetNode) => {
-      for (const selection of set.selections) {
-        if (selection.kind === Kind.FIELD) {
-          // The response cache's own fields (response-cache.ts), where it runs first, say nothing of the client's.
-          if (selection.alias?.value.startsWith(RESPONSE_CACHE_ALIAS)) continue;
-          const key = selection.alias?.value ?? selection.name.value;
-          const field = fields.get(key) ?? { name: selection.name.value, sets: [] };
-          if (selection.selectionSet) field.sets.push(selection.selectionSet);
-          fields.set(key, field);
-          continue;
-        }
-        const fragment = selection.kind === Kind.INLINE_FRAGMENT ? selection : fragments.get(selection.name.value);
-        const condition = fragment?.typeCondition && schema.getType(fragment.typeCondition.name.value);
-        if (fragment && (!condition || condition === type || (isAbstractType(condition) && isObjectType(type) && schema.isSubType(condition, type)))) visit(fragment.selectionSet);
-      }
-    };
-    sets.forEach(visit);
-    return fields;
-  };
-  const visitValue = (value: unknown, type: GraphQLOutputType, sets: readonly SelectionSetNode[]): void => {
-    if (value === null || value === undefined) return;
-    if (isNonNullType(type)) return visitValue(value, type.ofType, sets);
-    if (isListType(type)) {
-      if (Array.isArray(value)) for (const item of value) visitValue(item, type.ofType, sets);
-      return;
-    }
-    if (!isCompositeType(type) || typeof value !== 'object') return;
-    const data = value as Record<string, unknown>;
-    let runtime: GraphQLNamedType | undefined = isObjectType(type) ? type : undefined;
-    if (!runtime) {
-      const typenameKey = [...fieldsOf(sets, type)].find(([, field]) => field.name === '__typename')?.[0];
-      const named = typenameKey === undefined ? undefined : schema.getType(String(data[typenameKey]));
-      if (isObjectType(named)) runtime = named;
-    }
-    if (!runtime || !isObjectType(runtime)) {
-      for (const name of allOf(type)) written.types.add(name);
-      return;
-    }
-    const fields = fieldsOf(sets, runtime);
-    const idKey = [...fields].find(([, field]) => field.name === 'id')?.[0];
-    const id = idKey === undefined ? undefined : data[idKey];
-    if (typeof id === 'string' || typeof id === 'number') {
-      const ids = written.entities.get(runtime.name) ?? new Set<string>();
-      written.entities.set(runtime.name, ids.add(String(id)));
-    } else if (runtime !== root) {
-      written.types.add(runtime.name);
-    }
-    const fieldMap = runtime.getFields();
-    for (const [key, field] of fields) {
-      const definition = fieldMap[field.name];
-      if (definition && field.sets.length > 0) visitValue(data[key], definition.type, field.sets);
-    }
-  };
-  const data = result.data as Record<string, unknown> | null | undefined;
-  const failed = (result.errors?.length ?? 0) > 0;
-  const rootFields = root.getFields();
-  for (const [key, field] of fieldsOf([operation.selectionSet], root)) {
-    const definition = rootFields[field.name];
-    if (!definition) continue;
-    const value = data?.[key];
-    // A failed root field may have committed before it failed: its types go whole.
-    if (failed && (value === null || value === undefined)) for (const name of allOf(getNamedType(definition.type))) written.types.add(name);
-    if (value === null || value === undefined || !isCompositeType(getNamedType(definition.type))) written.unnamed = true;
-    visitValue(value, definition.type, field.sets);
-  }
-  return written;
-}
-
-/** Every object type the operation's root fields may return, as written with no ID known. */
-function returnedTypes({ schema, document, operationName }: ExecutionArgs): Written {
-  const written: Written = { entities: new Map(), types: new Set() };
-  const operation = getOperationAST(document, operationName);
-  const fields = operation ? schema.getRootType(operation.operation)?.getFields() : undefined;
-  for (const selection of operation?.selectionSet.selections ?? []) {
-    const returned = selection.kind === Kind.FIELD ? fields?.[selection.name.value]?.type : undefined;
-    const named = returned && getNamedType(returned);
-    if (named && isObjectType(named)) written.types.add(named.name);
-    else if (named && isAbstractType(named)) for (const type of schema.getPossibleTypes(named)) written.types.add(type.name);
-    else if (named) written.unnamed = true;
-  }
-  return written;
 }
 
 /** What the subgraphs declared their writes changed (@ordergraph/core's invalidation.ts), as written entities and types. */
@@ -217,26 +91,24 @@ function declaredWrites(declared: readonly Invalidation[]): Written {
 }
 
 /**
- * The generations a write bumps; `declared`: its subgraphs named every entity whose fields or lists it changed. Every
- * write sets VALUES_GENERATION: what root fields answer without naming an object may have changed with any of them.
+ * The generations a write bumps: of each entity named (its subgraph named every entity whose fields or lists it
+ * changed) its own and the lists of its type, every generation of a type written whole, and VALUES_GENERATION: what root
+ * fields answer without naming an object may have changed with any write.
  */
-const generationsOf = (written: Written, declared: boolean): string[] => [
+const generationsOf = (written: Written): string[] => [
   VALUES_GENERATION,
-  ...[...written.entities].flatMap(([type, ids]) => [
-    rootGeneration(type),
-    ...(declared ? [] : [typeGeneration(type)]),
-    ...[...ids].map((id) => entityGeneration(type, id)),
-  ]),
+  ...[...written.entities].flatMap(([type, ids]) => [rootGeneration(type), ...[...ids].map((id) => entityGeneration(type, id))]),
   ...[...written.types].flatMap((type) => [typeGeneration(type), purgeGeneration(type), rootGeneration(type)]),
 ];
 
 /** A mutation's subgraph fetches so far: how many, and what those that declared their invalidations declared. */
 interface MutationFetches {
   fetches: number;
-  undeclared: number;
   /** The subgraphs of the fetches that declared nothing. */
-  undeclaredSubgraphs: Set<string>;
+  undeclared: Set<string>;
   declared: Invalidation[];
+  /** Another mutation shares the request's context: whose fetch was whose cannot be told. */
+  ambiguous: boolean;
 }
 
 export interface EntityCache {
@@ -277,7 +149,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   };
   const invalidations = new Counter({
     name: 'gateway_entity_cache_invalidations_total',
-    help: "Entity cache invalidations: by what a mutation's subgraphs declared it changed, by a mutation's result (nothing declared), or by a purge; done or failed",
+    help: "Entity cache invalidations: by what a mutation's subgraphs declared it changed, by the types of a subgraph that declared nothing, or by a purge; done or failed",
     labelNames: ['cause', 'result'],
     registers: [options.registry],
   });
@@ -443,15 +315,29 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
   };
 
   /**
-   * A result that names no object says nothing of its write: every type of each subgraph that wrote without declaring
-   * goes whole (of every subgraph where it is unknown which wrote: two mutations of a batch, a subgraph not found).
+   * What a mutation's subgraph fetches wrote. A subgraph that declared what it changed is taken at its word (Apollo
+   * Router's model): the entities and types it named. One that declared nothing may have changed anything it holds,
+   * whatever the mutation's result shows (a side effect, a count): every type it defines or extends goes whole. Where
+   * it is unknown which subgraph wrote (two mutations of a batch, a subgraph the supergraph does not name), every
+   * subgraph's types go.
    */
-  const withUnnamed = (written: Written, fetches: MutationFetches): Written => {
-    if (!written.unnamed) return written;
-    const all = [...(served?.types.values() ?? [])].flat();
-    const known = [...fetches.undeclaredSubgraphs].map((subgraph) => served?.types.get(graphValue(subgraph)));
-    for (const type of known.length > 0 && known.every(Boolean) ? known.flat() : all) written.types.add(type!);
+  const writesOf = (fetches: MutationFetches): Written => {
+    const written = declaredWrites(fetches.ambiguous ? [] : fetches.declared);
+    if (fetches.undeclared.size === 0 && !fetches.ambiguous) return written;
+    const known = fetches.ambiguous ? [] : [...fetches.undeclared].map((subgraph) => served?.types.get(graphValue(subgraph)));
+    const types = known.length > 0 && known.every(Boolean) ? known.flat() : [...(served?.types.values() ?? [])].flat();
+    for (const type of types) written.types.add(type!);
     return written;
+  };
+
+  /** Bumps what a mutation wrote before its result goes on; nothing when no fetch of it reached a subgraph. */
+  const invalidate = async (fetches: MutationFetches) => {
+    if (fetches.fetches === 0 && !fetches.ambiguous) return;
+    const cause = fetches.undeclared.size === 0 && !fetches.ambiguous ? 'declared' : 'mutation';
+    await bump(generationsOf(writesOf(fetches)), cause).catch((error: unknown) => {
+      // Committed all the same: this replica now serves nothing from the cache until it has replaced the epoch.
+      logger.error({ err: error }, 'entity cache invalidation failed');
+    });
   };
 
   const invalidateAll = async (request: Request): Promise<Response> => {
@@ -506,16 +392,12 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
     onExecute({ args, executeFn, setExecuteFn }) {
       if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
       setExecuteFn(async (executed: ExecutionArgs) => {
-        const fetches: MutationFetches = { fetches: 0, undeclared: 0, undeclaredSubgraphs: new Set(), declared: [] };
+        const fetches: MutationFetches = { fetches: 0, undeclared: new Set(), declared: [], ambiguous: false };
         const context = executed.contextValue;
         if (context && typeof context === 'object') {
-          // Two mutations of one context (a batch sharing it) cannot tell their fetches apart: neither trusts them,
-          // and each holds the other's undeclared subgraphs for its own.
+          // Two mutations of one context (a batch sharing it) cannot tell their fetches apart: neither trusts them.
           const other = mutationFetches.get(context);
-          if (other) {
-            other.undeclared = fetches.undeclared = 1;
-            fetches.undeclaredSubgraphs = other.undeclaredSubgraphs;
-          }
+          if (other) other.ambiguous = fetches.ambiguous = true;
           mutationFetches.set(context, fetches);
         }
         const result = (await executeFn(executed)) as ExecutionResult | AsyncIterable<ExecutionResult>;
@@ -524,14 +406,14 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
           if (context && typeof context === 'object' && mutationFetches.get(context) === fetches) mutationFetches.delete(context);
         };
         if (isAsyncIterable(result)) {
-          // In parts (@defer): every type its root fields return goes, before the first part (the write committed).
+          // In parts (@defer): before the first part, once the root fields' writes have answered.
           let dropped = false;
           return mapAsyncIterator(
             result,
             async (part) => {
               if (!dropped) {
                 dropped = true;
-                await bump(generationsOf(withUnnamed(returnedTypes(executed), fetches), false), 'mutation').catch((error: unknown) => logger.error({ err: error }, 'entity cache invalidation failed'));
+                await invalidate(fetches);
               }
               return part;
             },
@@ -540,17 +422,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
           );
         }
         done();
-        // Every subgraph that wrote said what it changed: taken at its word (Apollo Router's model). Otherwise the
-        // mutation's result is read instead, and the types it holds go whole.
-        const declared = fetches.fetches > 0 && fetches.undeclared === 0;
-        const written = declared ? declaredWrites(fetches.declared) : withUnnamed(writtenEntities(executed.schema, executed.document, executed.operationName, result), fetches);
-        const generations = generationsOf(written, declared);
-        if (generations.length > 0) {
-          await bump(generations, declared ? 'declared' : 'mutation').catch((error: unknown) => {
-            // Committed all the same: this replica now serves nothing from the cache until it has replaced the epoch.
-            logger.error({ err: error }, 'entity cache invalidation failed');
-          });
-        }
+        await invalidate(fetches);
         return result;
       });
     },
@@ -563,10 +435,7 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
           const result = (await executor(request)) as Result | AsyncIterable<Result>;
           const declared = isAsyncIterable(result) ? undefined : invalidationsIn(result.extensions);
           if (declared) fetches.declared.push(...declared);
-          else {
-            fetches.undeclared++;
-            fetches.undeclaredSubgraphs.add(subgraphName);
-          }
+          else fetches.undeclared.add(subgraphName);
           return result;
         }) as Executor);
         return;

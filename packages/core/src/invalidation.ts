@@ -1,6 +1,6 @@
 // What a subgraph's write changed, told to the gateway's entity cache in the write's own response (Apollo Router's
 // format: `extensions.invalidation`), so that the cache drops exactly that and keeps the rest. A subgraph that tells
-// nothing leaves the gateway to guess from the mutation's result, which drops whole types.
+// nothing may have changed anything it holds: the gateway drops every type it defines or extends.
 import { currentRequest } from './logger.js';
 
 /** The response extension that carries a write's invalidations. */
@@ -43,6 +43,6 @@ export function invalidationsIn(extensions: unknown): Invalidation[] | undefined
       typeof item.subgraph === 'string' &&
       (item.kind === 'type' || (item.kind === 'entity' && typeof item.key === 'object' && item.key !== null)),
   );
-  // One malformed item and none of them is trusted: the gateway falls back to its own reading of the result.
+  // One malformed item and none of them is trusted: the gateway takes the write for one that declared nothing.
   return valid.length === value.length ? valid : undefined;
 }

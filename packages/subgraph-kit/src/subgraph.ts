@@ -132,8 +132,8 @@ export interface SubgraphService extends Drainable {
  * What every request does besides Apollo Server's own work, in one plugin (each plugin's hooks are awaited once per
  * stage of every request): times it and logs it at debug level (an access log, with the request's ID like every
  * line); names its response's media type, negotiated once per distinct Accept header (responseTypeFor); and puts what
- * a write declared it changed (`declareInvalidation`) into its response's extensions, where the gateway's entity cache
- * reads it (Apollo Router's subgraph invalidation format).
+ * a write declared it changed (`declareInvalidation`, nothing for a mutation that declared nothing) into its response's
+ * extensions, where the gateway's entity cache reads it (Apollo Router's subgraph invalidation format).
  */
 function requestPlugin(registry: Registry, logger: Logger): ApolloServerPlugin {
   const histogram = graphqlRequestHistogram(registry);
@@ -143,14 +143,16 @@ function requestPlugin(registry: Registry, logger: Logger): ApolloServerPlugin {
       const type = responseTypeFor(request.http?.headers.get('accept'));
       if (type) response.http.headers.set('content-type', type);
       return {
-        async willSendResponse({ operationName, errors, response }) {
+        async willSendResponse({ operationName, operation, errors, response }) {
           const labels = { operation: operationName ?? 'anonymous', status: errors?.length ? 'error' : 'ok' };
           const seconds = end(labels);
           if (logger.isLevelEnabled('debug')) logger.debug({ ...labels, durationMs: Math.round(seconds * 1000) }, 'graphql request');
+          // A mutation always says what it changed, nothing included (it failed before committing, or changed
+          // nothing): the gateway drops every type of a subgraph whose write says nothing.
           const declared = declaredInvalidations();
-          if (!declared?.length || response.body.kind !== 'single') return;
+          if ((!declared?.length && operation?.operation !== 'mutation') || response.body.kind !== 'single') return;
           const result = response.body.singleResult;
-          result.extensions = { ...result.extensions, [INVALIDATION_EXTENSION]: declared };
+          result.extensions = { ...result.extensions, [INVALIDATION_EXTENSION]: declared ?? [] };
         },
       };
     },

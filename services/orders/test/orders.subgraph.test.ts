@@ -279,6 +279,8 @@ describe('updateOrder', () => {
 });
 
 describe('updateOrderResult', () => {
+  // A refused write tells the gateway it changed nothing.
+  const NOTHING_WRITTEN = { invalidation: [] };
   const updateResult = async (id: string, input: Record<string, unknown>, bearer?: string) =>
     (await graphql(orders.url, UPDATE_ORDER_RESULT, { variables: { id, input }, ...(bearer ? { token: bearer } : {}) })).body;
 
@@ -292,6 +294,7 @@ describe('updateOrderResult', () => {
   it('returns OrderNotFound for an unknown or malformed ID', async () => {
     for (const id of [toGlobalId('Order', 'missing'), 'garbage']) {
       expect(await updateResult(id, { status: 'PROCESSING' }, adminToken)).toEqual({
+        extensions: NOTHING_WRITTEN,
         data: { updateOrderResult: { __typename: 'OrderNotFound', message: `Order with id ${id} not found`, orderId: id } },
       });
     }
@@ -301,9 +304,11 @@ describe('updateOrderResult', () => {
     const order = seeded.take('PROCESSING');
     const id = orderGlobalId(order);
     expect(await updateResult(id, { status: 'CANCELLED' }, await ownerToken(order))).toEqual({
+      extensions: NOTHING_WRITTEN,
       data: { updateOrderResult: { __typename: 'InsufficientPermissions', message: 'Not authorized', requiredRole: 'ADMIN' } },
     });
     expect(await updateResult(id, { status: 'CANCELLED' }, await strangerToken(order))).toEqual({
+      extensions: NOTHING_WRITTEN,
       data: { updateOrderResult: { __typename: 'OrderNotFound', message: `Order with id ${id} not found`, orderId: id } },
     });
   });
@@ -311,6 +316,7 @@ describe('updateOrderResult', () => {
   it('returns InvalidOrderTransition with from and to', async () => {
     const order = seeded.take('CANCELLED');
     expect(await updateResult(orderGlobalId(order), { status: 'PROCESSING' }, adminToken)).toEqual({
+      extensions: NOTHING_WRITTEN,
       data: {
         updateOrderResult: { __typename: 'InvalidOrderTransition', message: 'Cannot move an order from CANCELLED to PROCESSING', from: 'CANCELLED', to: 'PROCESSING' },
       },
@@ -320,6 +326,7 @@ describe('updateOrderResult', () => {
   it('returns InvalidOrderTransition, not InsufficientPermissions, to an owner asking a move no role may make', async () => {
     const order = seeded.take('PENDING');
     expect(await updateResult(orderGlobalId(order), { status: 'SHIPPED' }, await ownerToken(order))).toEqual({
+      extensions: NOTHING_WRITTEN,
       data: { updateOrderResult: { __typename: 'InvalidOrderTransition', message: 'Cannot move an order from PENDING to SHIPPED', from: 'PENDING', to: 'SHIPPED' } },
     });
   });
