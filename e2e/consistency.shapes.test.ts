@@ -33,7 +33,7 @@ const shape: Shape = {
         ${federation('@key')}
         ${cacheControl}
         type Query { item(id: ID!): Item @cacheControl(maxAge: 60, scope: PUBLIC) level(id: ID!): Int @cacheControl(maxAge: 60, scope: PUBLIC) }
-        type Mutation { bump(id: ID!): Item! bumpQuietly(id: ID!): Int! restock(id: ID!): Item! }
+        type Mutation { bump(id: ID!): Item! bumpQuietly(id: ID!): Int! restock(id: ID!): Item! bumpThenFail(id: ID!): Item }
         type Item @key(fields: "id") @cacheControl(maxAge: 60, scope: PUBLIC) { id: ID! version: Int! }
       `,
       resolvers: {
@@ -49,6 +49,10 @@ const shape: Shape = {
             versions.set(next, versions.get(next)! + 1);
             sideEffects.set(`${id}:${versions.get(id)}`, { register: next, version: versions.get(next)! });
             return { id };
+          },
+          bumpThenFail: (_: unknown, { id }: { id: string }) => {
+            versions.set(id, versions.get(id)! + 1);
+            throw new Error('failed after writing');
           },
           bumpQuietly: (_: unknown, { id }: { id: string }) => {
             versions.set(id, versions.get(id)! + 1);
@@ -182,7 +186,7 @@ it('never serves a read that began after a write an older version, on either rep
   expect(stale).toEqual({});
 });
 
-it('shows a write\'s side effect, which its answer does not name, to every read that begins after it, by every path', async () => {
+it('shows a write\'s side effect, which its answer does not name, and a failed write\'s, to every read that begins after it, by every path', async () => {
   const read = async (bearer: string | undefined) => {
     const { body } = await graphql(served.gateways[0]!, '{ item(id: "i3") { version } level(id: "i3") shelf { id version label } }', bearer ? { token: bearer } : {});
     const data = body.data as { item: Item; level: number; shelf: Item[] };
@@ -198,5 +202,8 @@ it('shows a write\'s side effect, which its answer does not name, to every read 
     const { body } = await graphql(served.gateways[1]!, 'mutation { restock(id: "i2") { id } }', { token: user });
     expect(body.errors).toBeUndefined();
     expect(await read(bearer)).toEqual([before + 1, before + 1, before + 1, before + 1]);
+    // A write that fails after it committed: its answer is an error.
+    expect((await graphql(served.gateways[1]!, 'mutation { bumpThenFail(id: "i3") { id } }', { token: user })).body.errors).toHaveLength(1);
+    expect(await read(bearer)).toEqual([before + 2, before + 2, before + 2, before + 2]);
   }
 });

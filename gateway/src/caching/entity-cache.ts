@@ -432,7 +432,14 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
         if (!fetches) return;
         fetches.fetches++;
         setExecutor((async (request: ExecutionRequest) => {
-          const result = (await executor(request)) as Result | AsyncIterable<Result>;
+          let result: Result | AsyncIterable<Result>;
+          try {
+            result = (await executor(request)) as Result | AsyncIterable<Result>;
+          } catch (error) {
+            // No answer (the connection broke, a timeout): the write may have committed all the same.
+            fetches.undeclared.add(subgraphName);
+            throw error;
+          }
           const declared = isAsyncIterable(result) ? undefined : invalidationsIn(result.extensions);
           if (declared) fetches.declared.push(...declared);
           else fetches.undeclared.add(subgraphName);
