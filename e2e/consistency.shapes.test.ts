@@ -83,7 +83,7 @@ const shape: Shape = {
   queries: [],
 };
 
-/** Each read path: its query, who sends it, and the versions it saw by item. */
+/** Each read path: its name, who sends it, its query, and whether it reads one item (by `$id`) or the whole shelf. */
 const PATHS = [
   { path: 'item, anonymous (response cache, root-field entry)', viewer: 'anonymous', query: 'query ($id: ID!) { item(id: $id) { id version } }', perItem: true },
   { path: 'item, user (root-field entry)', viewer: 'user', query: 'query ($id: ID!) { item(id: $id) { id version } }', perItem: true },
