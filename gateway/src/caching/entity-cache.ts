@@ -124,7 +124,7 @@ export interface EntityCache {
  */
 export function createEntityCache(options: EntityCacheOptions): EntityCache {
   const { store, logger } = options;
-  let served: (ServedSchema & { shapes: WeakMap<DocumentNode, Map<string, FetchShape>>; types: ReadonlyMap<string, readonly string[]> }) | undefined;
+  let served: (ServedSchema & { shapes: WeakMap<DocumentNode, Map<string, FetchShape>>; types: ReadonlyMap<string, ReadonlySet<string>> }) | undefined;
   // Per request context: what its mutation's subgraph fetches declared, read once the mutation's result is in.
   const mutationFetches = new WeakMap<object, MutationFetches>();
   const lookups = new Counter({
@@ -322,11 +322,11 @@ export function createEntityCache(options: EntityCacheOptions): EntityCache {
    * subgraph's types go.
    */
   const writesOf = (fetches: MutationFetches): Written => {
-    const written = declaredWrites(fetches.ambiguous ? [] : fetches.declared);
+    const written = declaredWrites(fetches.declared);
     if (fetches.undeclared.size === 0 && !fetches.ambiguous) return written;
-    const known = fetches.ambiguous ? [] : [...fetches.undeclared].map((subgraph) => served?.types.get(graphValue(subgraph)));
-    const types = known.length > 0 && known.every(Boolean) ? known.flat() : [...(served?.types.values() ?? [])].flat();
-    for (const type of types) written.types.add(type!);
+    const undeclared = [...fetches.undeclared].map((subgraph) => served?.types.get(graphValue(subgraph)));
+    const known = !fetches.ambiguous && undeclared.every((types) => types !== undefined);
+    for (const types of known ? undeclared : [...(served?.types.values() ?? [])]) for (const type of types ?? []) written.types.add(type);
     return written;
   };
 

@@ -103,14 +103,14 @@ export function entityKeys(schema: GraphQLSchema): EntityKeys {
  * of that subgraph may have changed when it says nothing of it. (The schema served keeps `@join__type` on each type
  * but not the `join__Graph` enum that names the subgraphs: graphValue gives a subgraph's value.)
  */
-export function subgraphTypes(schema: GraphQLSchema): ReadonlyMap<string, readonly string[]> {
-  const types = new Map<string, string[]>();
+export function subgraphTypes(schema: GraphQLSchema): ReadonlyMap<string, ReadonlySet<string>> {
+  const types = new Map<string, Set<string>>();
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type) || type === schema.getQueryType() || type === schema.getMutationType() || type === schema.getSubscriptionType()) continue;
     for (const directive of type.astNode?.directives ?? []) {
       if (directive.name.value !== 'join__type') continue;
       const graph = directive.arguments?.find((argument) => argument.name.value === 'graph')?.value;
-      if (graph?.kind === Kind.ENUM && !types.get(graph.value)?.includes(type.name)) types.set(graph.value, [...(types.get(graph.value) ?? []), type.name]);
+      if (graph?.kind === Kind.ENUM) types.set(graph.value, (types.get(graph.value) ?? new Set()).add(type.name));
     }
   }
   return types;
@@ -266,15 +266,12 @@ export function fetchShape(served: ServedSchema, document: DocumentNode, subgrap
   }
   const walked = emptyWalk();
   walk(served, fragments, operation.selectionSet, root, 0, walked);
-  const returned = operation.selectionSet.selections.flatMap((selection) => {
+  const rootFields = operation.selectionSet.selections.flatMap((selection) => {
     const field = selection.kind === Kind.FIELD ? root.getFields()[selection.name.value] : undefined;
-    return field ? possibleObjectTypes(schema, getNamedType(field.type)) : [];
+    return field ? [getNamedType(field.type)] : [];
   });
-  const policy = policyOf(walked, subgraph, root.name, settings, returned);
-  const values = operation.selectionSet.selections.some((selection) => {
-    const field = selection.kind === Kind.FIELD ? root.getFields()[selection.name.value] : undefined;
-    return field !== undefined && !isCompositeType(getNamedType(field.type));
-  });
+  const policy = policyOf(walked, subgraph, root.name, settings, rootFields.flatMap((type) => possibleObjectTypes(schema, type)));
+  const values = rootFields.some((type) => !isCompositeType(type));
   const only = first?.kind === Kind.FIELD && rest.length === 0 ? first : undefined;
   const entity = only && rootEntity(served, root, only);
   if (!entity || !only?.selectionSet) return { kind: 'root', policy, values };

@@ -18,7 +18,7 @@ import { GraphQLError, type ExecutionArgs, type ExecutionResult, type FormattedE
 import { isAsyncIterable } from '@graphql-tools/utils';
 import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, GRAPHQL_TRANSPORT_WS_PROTOCOL, type ServerOptions } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { CLIENT_HEADERS, clientName, clientVersion } from '../clients/identity.js';
 import { createWebSocketFormatter } from '../security/errors.js';
 import { resultJson } from './result-json.js';
@@ -214,9 +214,9 @@ export function serveWebSockets(httpServer: http.Server, runtime: GatewayRuntime
   // graphql-ws reports an error on a socket (a frame over maxPayload, which ws has already answered with 1009) with
   // console.error, a line no log reader parses; after its own listener is added, it is replaced by one that logs JSON
   // and closes the socket as graphql-ws does in production (a no-op once ws has closed it).
-  current.on('connection', (socket: { removeAllListeners(event: 'error'): unknown; on(event: 'error', listener: (error: Error) => void): unknown; close(code: number, reason: string): void }, request: http.IncomingMessage) => {
+  current.on('connection', (socket: WebSocket | LegacyProtocolSocket, request: http.IncomingMessage) => {
     socket.removeAllListeners('error');
-    socket.on('error', (error) => {
+    socket.on('error', (error: Error) => {
       settings.logger.warn({ err: error, requestId: requestIdOf(request) }, 'websocket connection error');
       socket.close(CloseCode.InternalServerError, 'Internal server error');
     });

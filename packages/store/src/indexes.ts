@@ -249,9 +249,8 @@ export class MultikeyIndex {
     }
   }
 
-  private find(list: readonly number[], row: number): number {
-    let low = 0;
-    let high = list.length;
+  /** The first position of `list` in [low, high) whose row is not before `row` in _id order: a binary search. */
+  private find(list: readonly number[], row: number, low = 0, high = list.length): number {
     while (low < high) {
       const middle = (low + high) >>> 1;
       if (this.id.compareRows(list[middle]!, row) < 0) low = middle + 1;
@@ -278,13 +277,7 @@ export class MultikeyIndex {
       high += step;
       step *= 2;
     }
-    high = Math.min(high, list.length);
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.id.compareRows(list[middle]!, row) < 0) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    return this.find(list, row, low, Math.min(high, list.length));
   }
 
   /** The rows holding `element`, in _id order (not to be changed by the caller). */
